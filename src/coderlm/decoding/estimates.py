@@ -1,0 +1,67 @@
+"""Point estimates and uncertainty from samples shaped (n, S, k).
+
+NaN samples (special tokens such as ``<NaN>`` or ``<Invalid>``) are left out of
+every statistic; an input whose samples are all NaN gets NaN.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+POINTS = ("median", "mean")
+
+
+def _quiet(fn, *args, **kwargs) -> np.ndarray:
+    with warnings.catch_warnings():  # all-NaN slices are expected and give NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(*args, **kwargs)
+
+
+def point_estimate(samples: np.ndarray, point: str = "median") -> np.ndarray:
+    """(n, S, k) -> (n, k): the median (default) or mean over samples."""
+    if point not in POINTS:
+        raise ValueError(f"point must be one of {POINTS}, got {point!r}")
+    fn = np.nanmedian if point == "median" else np.nanmean
+    return _quiet(fn, samples, axis=1)
+
+
+def quantiles(samples: np.ndarray, q: float | np.ndarray) -> np.ndarray:
+    """(n, S, k) -> (n, k) for scalar q, or (n, k, len(q)) for an array of levels in [0, 1]."""
+    q_arr = np.asarray(q, dtype=np.float64)
+    if np.any((q_arr < 0) | (q_arr > 1)):
+        raise ValueError(f"quantile levels must be in [0, 1], got {q}")
+    out = _quiet(np.nanquantile, samples, q_arr, axis=1)  # (len(q), n, k) or (n, k)
+    return out if q_arr.ndim == 0 else np.moveaxis(out, 0, -1)
+
+
+def central_interval(samples: np.ndarray, level: float = 0.9) -> np.ndarray:
+    """(n, S, k) -> (n, k, 2): lower and upper bounds holding ``level`` of the samples."""
+    if not 0 < level < 1:
+        raise ValueError(f"interval level must be in (0, 1), got {level}")
+    return quantiles(samples, np.array([(1 - level) / 2, (1 + level) / 2]))
+
+
+def density(samples: np.ndarray, grid: np.ndarray, log_scale: bool = False) -> np.ndarray:
+    """Gaussian kernel density of one input's samples (S,) evaluated at ``grid``.
+
+    With ``log_scale`` the density is estimated over log10 of positive samples
+    (for targets spanning decades) and returned per unit of the original value.
+    """
+    from scipy.stats import gaussian_kde
+
+    values = np.asarray(samples, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    grid = np.asarray(grid, dtype=np.float64)
+    if log_scale:
+        values = np.log10(values[values > 0])
+    if values.size < 2 or np.ptp(values) == 0:
+        raise ValueError("density needs at least two distinct finite samples")
+    kde = gaussian_kde(values)
+    if not log_scale:
+        return kde(grid)
+    out = np.zeros_like(grid)
+    positive = grid > 0
+    out[positive] = kde(np.log10(grid[positive])) / (grid[positive] * np.log(10))
+    return out

@@ -1,0 +1,77 @@
+"""Batched constrained sampling and scoring.
+
+Sampling encodes each input once, decodes S samples per input in lockstep with
+the KV cache, and at every step masks the logits of the whole (B, S) batch with
+one gather from the automaton's transition table. Every sample is therefore a
+valid number sequence by construction.
+
+Scoring (``log_prob``) renormalizes each step's distribution over the tokens the
+automaton allows there, which is the distribution the sampler draws from.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from coderlm.model.transformer import EncoderDecoder, Memory
+from coderlm.numbers.automaton import Automaton
+
+
+@torch.no_grad()
+def sample_tokens(
+    model: EncoderDecoder,
+    automaton: Automaton,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    num_samples: int,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Token ids (B, S, L) for inputs ids/mask (B, T). temperature 0 decodes greedily."""
+    if num_samples < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    memory = model.encode(ids, mask)
+    if temperature == 0:  # every sample would be the same: decode one and repeat it
+        return _decode(model, automaton, memory, ids.shape[0], 1, 0.0, generator).expand(-1, num_samples, -1)
+    return _decode(model, automaton, memory, ids.shape[0], num_samples, temperature, generator)
+
+
+def _decode(model: EncoderDecoder, automaton: Automaton, memory: Memory, batch: int,
+            num_samples: int, temperature: float, generator: torch.Generator | None) -> torch.Tensor:  # fmt: skip
+    decoder = model.decoder
+    device = memory.mask.device
+    length = decoder.cfg.output_length
+    cache = decoder.new_cache(batch * num_samples, device, memory.cross[0][0].dtype)
+    token = torch.full((batch, num_samples, 1), decoder.bos_id, dtype=torch.long, device=device)
+    state = torch.full((batch, num_samples), automaton.start, dtype=torch.long, device=device)
+    out = torch.empty((batch, num_samples, length), dtype=torch.long, device=device)
+    for t in range(length):
+        logits = decoder(token, memory, cache)[:, :, -1].float()  # (B, S, V)
+        logits = automaton.mask_logits(logits, state)
+        if temperature == 0:
+            nxt = logits.argmax(-1)
+        else:
+            probs = torch.softmax(logits / temperature, dim=-1)
+            nxt = torch.multinomial(probs.view(-1, probs.shape[-1]), 1, generator=generator).view(batch, num_samples)
+        out[:, :, t] = nxt
+        state = automaton.advance(state, nxt)
+        token = nxt[:, :, None]
+    return out
+
+
+def allowed_log_probs(logits: torch.Tensor, automaton: Automaton, targets: torch.Tensor) -> torch.Tensor:
+    """Per-token log-probabilities (..., L) of targets under logits (..., L, V) renormalized
+    over the tokens the automaton allows at each position; -inf for a forbidden token."""
+    states = automaton.states_along(targets)[..., :-1]  # state before each token
+    forbidden = (states < 0)[..., None] | (automaton.transitions[states.clamp(min=0)] < 0)
+    logp = torch.log_softmax(logits.float().masked_fill(forbidden, float("-inf")), dim=-1)
+    return logp.gather(-1, targets[..., None]).squeeze(-1)
+
+
+@torch.no_grad()
+def log_prob(model: EncoderDecoder, automaton: Automaton, ids: torch.Tensor, mask: torch.Tensor,
+             targets: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    """Per-token log-probabilities (B, L) of target token ids (B, L) given inputs (B, T)."""
+    return allowed_log_probs(model(ids, mask, targets), automaton, targets)

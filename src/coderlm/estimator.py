@@ -1,0 +1,316 @@
+"""``RegressionLM``: fit on (text, numbers) pairs, sample numbers with uncertainty.
+
+Follows scikit-learn's conventions: ``__init__`` only stores its arguments,
+``fit`` returns ``self``, learned state ends in ``_``.
+
+    >>> rlm = RegressionLM(training={"steps": 300}).fit(texts, targets)
+    >>> rlm.predict(new_texts)                  # (n, k) medians of 64 samples
+    >>> rlm.predict_interval(new_texts, 0.9)    # (n, k, 2)
+    >>> rlm.save("run/"); RegressionLM.load("run/")
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from coderlm import __version__
+from coderlm.data.checks import check_targets, check_texts
+from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
+from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
+from coderlm.model.config import ModelConfig
+from coderlm.model.transformer import EncoderDecoder
+from coderlm.numbers.codec import NumberCodec
+from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
+from coderlm.options import check_options
+from coderlm.text.bpe import BPETokenizer, TokenBatch
+from coderlm.training.config import TrainConfig
+from coderlm.training.loop import train
+
+log = logging.getLogger("coderlm")
+
+CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+_MODEL_SIZE_OPTIONS = set(ModelConfig.__dataclass_fields__) - {
+    "input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id",
+}  # fmt: skip
+
+
+class RegressionLM:
+    """An encoder-decoder that reads text and writes numbers digit by digit.
+
+    Args:
+        number_format: how each number is spelled (default ``P10()``: sign,
+            exponent, 4 mantissa digits, exponents -10..10); or ``IEEE(...)``.
+        specials: special values to learn as tokens, from ``("nan", "+inf",
+            "-inf", "invalid")``; without them non-finite targets are an error.
+        vocab_size: size of the input BPE vocabulary learned in ``fit``.
+        max_input_len: encoder context in tokens; longer texts are truncated
+            (and counted in ``fit_report_`` / the log).
+        model: model size options, e.g. ``{"encoder_layers": 4}`` (see ``ModelConfig``).
+        training: training options, e.g. ``{"steps": 2000}`` (see ``TrainConfig``).
+        num_samples: samples per input for ``predict`` and intervals.
+        temperature: sampling temperature; 0 decodes greedily.
+        batch_size: inputs per forward pass when predicting.
+        device: torch device, e.g. ``"cpu"`` or ``"cuda"``.
+    """
+
+    def __init__(
+        self,
+        number_format: NumberFormat | None = None,
+        *,
+        specials: Sequence[str] = (),
+        vocab_size: int = 4096,
+        max_input_len: int = 512,
+        model: dict | None = None,
+        training: dict | None = None,
+        num_samples: int = 64,
+        temperature: float = 1.0,
+        batch_size: int = 16,
+        device: str = "cpu",
+    ) -> None:
+        self.number_format = number_format
+        self.specials = specials
+        self.vocab_size = vocab_size
+        self.max_input_len = max_input_len
+        self.model = model
+        self.training = training
+        self.num_samples = num_samples
+        self.temperature = temperature
+        self.batch_size = batch_size
+        self.device = device
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, texts: Sequence[str], targets) -> RegressionLM:
+        """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats."""
+        texts = check_texts(texts)
+        specials = tuple(self.specials)
+        values = check_targets(targets, len(texts), None, specials)
+        model_options = dict(self.model or {})
+        check_options(ModelConfig, model_options, "model")
+        bad = sorted(set(model_options) - _MODEL_SIZE_OPTIONS)
+        if bad:
+            raise ValueError(f"model option(s) {bad} are set by RegressionLM itself")
+        train_config = TrainConfig.from_dict(dict(self.training or {}))
+
+        codec = NumberCodec(self.number_format or P10(), values.shape[1], specials)
+        encoded = codec.encode(values)
+        if encoded.overflow or encoded.underflow:
+            log.warning(
+                "%d target(s) above the format's largest magnitude were clamped to it; "
+                "%d nonzero target(s) below its smallest were flushed to zero",
+                encoded.overflow, encoded.underflow,
+            )  # fmt: skip
+        tokenizer = BPETokenizer.train(texts, self.vocab_size)
+        tokens = tokenizer.encode(texts, self.max_input_len)
+        self._log_truncation(tokens)
+        config = ModelConfig(
+            input_vocab_size=tokenizer.vocab_size,
+            output_vocab_size=codec.vocab_size,
+            output_length=codec.total_length,
+            max_input_len=self.max_input_len,
+            pad_id=tokenizer.pad_id,
+            **model_options,
+        )
+        torch.manual_seed(train_config.seed)
+        net = EncoderDecoder(config).to(self.device)
+        self.codec_, self.tokenizer_, self.model_ = codec, tokenizer, net
+        self.fit_report_ = {
+            "examples": len(texts),
+            "truncated": tokens.truncated,
+            "overflow": encoded.overflow,
+            "underflow": encoded.underflow,
+        }
+
+        ids = torch.from_numpy(tokens.ids)
+        mask = torch.from_numpy(tokens.mask)
+        target_ids = torch.from_numpy(encoded.ids)
+        device = torch.device(self.device)
+
+        def loss_fn(rows: torch.Tensor) -> torch.Tensor:
+            width = int(mask[rows].sum(1).max())
+            return net.loss(ids[rows, :width].to(device), mask[rows, :width].to(device), target_ids[rows].to(device))
+
+        net.train()
+        self.loss_history_ = train(list(net.parameters()), loss_fn, _shuffled_batches(
+            len(texts), train_config.batch_size, train_config.seed), train_config)  # fmt: skip
+        net.eval()
+        return self
+
+    # ------------------------------------------------------------- predict
+    def sample(self, texts: Sequence[str], num_samples: int | None = None, temperature: float | None = None,
+               seed: int | None = None) -> np.ndarray:  # fmt: skip
+        """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values."""
+        ids = self.sample_tokens(texts, num_samples, temperature, seed)
+        return self.codec_.decode(ids)
+
+    def sample_tokens(self, texts: Sequence[str], num_samples: int | None = None,
+                      temperature: float | None = None, seed: int | None = None) -> np.ndarray:  # fmt: skip
+        """Number token ids (n, num_samples, k * L) as sampled, before decoding to floats."""
+        self._check_fitted()
+        texts = check_texts(texts)
+        num_samples = self.num_samples if num_samples is None else num_samples
+        temperature = self.temperature if temperature is None else temperature
+        generator = None
+        if seed is not None:
+            generator = torch.Generator(device=self.device).manual_seed(seed)
+        out = np.empty((len(texts), num_samples, self.codec_.total_length), dtype=np.int64)
+        automaton = self._automaton()
+        for rows, batch in self._batches(texts):
+            tokens = sample_tokens(self.model_, automaton, *batch, num_samples, temperature, generator)
+            out[rows] = tokens.cpu().numpy()
+        return out
+
+    def predict(self, texts: Sequence[str], point: str = "median", num_samples: int | None = None) -> np.ndarray:
+        """Point estimates (n, k): the median (default) or mean of the samples."""
+        return point_estimate(self.sample(texts, num_samples), point)
+
+    def predict_quantiles(self, texts: Sequence[str], q: Sequence[float]) -> np.ndarray:
+        """Sample quantiles (n, k, len(q))."""
+        return quantiles(self.sample(texts), np.asarray(q, dtype=np.float64))
+
+    def predict_interval(self, texts: Sequence[str], level: float = 0.9) -> np.ndarray:
+        """Central intervals (n, k, 2) holding ``level`` of the predictive samples."""
+        return central_interval(self.sample(texts), level)
+
+    @torch.no_grad()
+    def log_prob(self, texts: Sequence[str], targets, per_objective: bool = False) -> np.ndarray:
+        """Log-probability of each target's token spelling: (n,), or (n, k) per objective.
+
+        This is the probability of the rounded number (its last-digit bin), under
+        the same renormalized distribution the sampler draws from.
+        """
+        self._check_fitted()
+        texts = check_texts(texts)
+        values = check_targets(targets, len(texts), self.codec_.num_objectives, self.codec_.specials)
+        target_ids = torch.from_numpy(self.codec_.encode(values).ids)
+        automaton = self._automaton()
+        out = np.empty((len(texts), self.codec_.num_objectives))
+        for rows, (ids, mask) in self._batches(texts):
+            y = target_ids[rows].to(ids.device)
+            logp = allowed_log_probs(self.model_(ids, mask, y), automaton, y)  # (b, L)
+            out[rows] = logp.view(len(rows), self.codec_.num_objectives, -1).sum(-1).cpu().numpy()
+        return out if per_objective else out.sum(1)
+
+    # --------------------------------------------------------- persistence
+    def save(self, path: str | Path) -> Path:
+        """Write config.json, model.safetensors and tokenizer.json into ``path``, atomically."""
+        self._check_fitted()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        try:
+            config = {
+                "coderlm_version": __version__,
+                "kind": type(self).__name__,
+                "params": self._params_dict(),
+                "model": self.model_.cfg.to_dict(),
+                "codec": self.codec_.to_dict(),
+                "fit_report": self.fit_report_,
+            }
+            (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
+            state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
+            save_file(state, str(staging / WEIGHTS_FILE))
+            self.tokenizer_.save(staging / TOKENIZER_FILE)
+            _replace_dir(staging, path)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu") -> RegressionLM:
+        """Load a model written by ``save``; errors name the missing or bad file."""
+        path = Path(path)
+        for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE):
+            if not (path / name).is_file():
+                raise FileNotFoundError(f"{path / name} is missing: not a saved coderlm model")
+        try:
+            config = json.loads((path / CONFIG_FILE).read_text())
+            if config.get("kind") != cls.__name__:
+                raise ValueError(f"holds a {config.get('kind')!r}, not a {cls.__name__}")
+            params = dict(config["params"])
+            if params.get("number_format") is not None:
+                params["number_format"] = format_from_dict(params["number_format"])
+            params["specials"] = tuple(params.get("specials", ()))
+            params["device"] = device
+            rlm = cls(**params)
+            rlm.codec_ = NumberCodec.from_dict(config["codec"])
+            rlm.model_ = EncoderDecoder(ModelConfig.from_dict(config["model"]))
+            rlm.fit_report_ = config.get("fit_report", {})
+        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
+        rlm.model_.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
+        rlm.model_.to(device).eval()
+        rlm.tokenizer_ = BPETokenizer.load(path / TOKENIZER_FILE)
+        return rlm
+
+    # ------------------------------------------------------------- helpers
+    def _params_dict(self) -> dict:
+        return {
+            "number_format": self.number_format.to_dict() if self.number_format is not None else None,
+            "specials": list(self.specials),
+            "vocab_size": self.vocab_size,
+            "max_input_len": self.max_input_len,
+            "model": self.model,
+            "training": self.training,
+            "num_samples": self.num_samples,
+            "temperature": self.temperature,
+            "batch_size": self.batch_size,
+        }
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise RuntimeError(f"this {type(self).__name__} is not fitted yet: call fit() or load() first")
+
+    def _automaton(self):
+        return self.codec_.automaton.to(self.device)
+
+    def _log_truncation(self, tokens: TokenBatch) -> None:
+        if tokens.truncated:
+            log.warning(
+                "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)",
+                tokens.truncated, len(tokens.lengths), self.max_input_len, int(tokens.lengths.max()),
+            )  # fmt: skip
+
+    def _batches(self, texts: list[str]) -> Iterator[tuple[np.ndarray, tuple[torch.Tensor, torch.Tensor]]]:
+        """Batches of similar length (less padding); yields the original row indices with them."""
+        tokens = self.tokenizer_.encode(texts, self.max_input_len)
+        self._log_truncation(tokens)
+        kept = tokens.mask.sum(1)
+        order = np.argsort(-kept, kind="stable")
+        self.model_.eval()
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = int(kept[rows].max())
+            ids = torch.from_numpy(tokens.ids[rows, :width]).to(self.device)
+            mask = torch.from_numpy(tokens.mask[rows, :width]).to(self.device)
+            yield rows, (ids, mask)
+
+
+def _shuffled_batches(n: int, batch_size: int, seed: int) -> Iterator[torch.Tensor]:
+    """Endless row-index batches: a fresh permutation each epoch, seeded."""
+    generator = torch.Generator().manual_seed(seed)
+    size = min(batch_size, n)
+    while True:
+        order = torch.randperm(n, generator=generator)
+        for start in range(0, n - size + 1, size):
+            yield order[start : start + size]
+
+
+def _replace_dir(staging: Path, target: Path) -> None:
+    """Move ``staging`` to ``target``; an existing ``target`` is swapped out, then removed."""
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, target)

@@ -1,0 +1,63 @@
+"""Model configuration: one frozen dataclass, every field documented where declared."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from coderlm.options import check_options
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of the encoder-decoder. Encoder and decoder widths and depths are independent."""
+
+    input_vocab_size: int  # size of the input tokenizer's vocabulary
+    output_vocab_size: int  # number tokens the decoder can write (the codec's vocabulary)
+    output_length: int  # tokens the decoder writes per input (objectives x tokens per number)
+    max_input_len: int = 512  # encoder context in tokens; longer inputs are truncated
+    encoder_dim: int = 256  # encoder width (d_model)
+    encoder_layers: int = 2  # encoder blocks
+    encoder_heads: int = 8  # encoder attention heads; must divide encoder_dim
+    decoder_dim: int = 256  # decoder width; cross-attention projects encoder states to it
+    decoder_layers: int = 2  # decoder blocks
+    decoder_heads: int = 8  # decoder attention heads; must divide decoder_dim
+    mlp_ratio: float = 4.0  # hidden width of each MLP as a multiple of the block width
+    dropout: float = 0.0  # dropout on attention outputs and MLPs during training
+    positions: str = "learned"  # encoder positions: "learned" (absolute; they count tokens well) or "rope"
+    pad_id: int = 0  # id of the input padding token
+
+    def __post_init__(self) -> None:
+        positive = (
+            "input_vocab_size", "output_vocab_size", "output_length", "max_input_len",
+            "encoder_dim", "encoder_layers", "encoder_heads",
+            "decoder_dim", "decoder_layers", "decoder_heads",
+        )  # fmt: skip
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"model option {name} must be a positive integer, got {value!r}")
+        for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads")):
+            if getattr(self, width) % getattr(self, heads):
+                raise ValueError(
+                    f"model option {heads}={getattr(self, heads)} must divide {width}={getattr(self, width)}"
+                )
+            if (getattr(self, width) // getattr(self, heads)) % 2 and self.positions == "rope":
+                raise ValueError(f"rotary positions need an even head size; {width}/{heads} is odd")
+        if self.positions not in ("rope", "learned"):
+            raise ValueError(f"model option positions must be 'rope' or 'learned', got {self.positions!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"model option dropout must be in [0, 1), got {self.dropout!r}")
+        if self.mlp_ratio <= 0:
+            raise ValueError(f"model option mlp_ratio must be > 0, got {self.mlp_ratio!r}")
+        if not 0 <= self.pad_id < self.input_vocab_size:
+            raise ValueError(f"model option pad_id={self.pad_id} is outside the input vocabulary")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ModelConfig:
+        """Build from a dict; unknown keys raise ValueError naming them."""
+        check_options(cls, values, "model")
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,91 @@
+"""Input tokenizer: a byte-level BPE vocabulary learned on the training texts.
+
+Built on Hugging Face ``tokenizers``. Byte-level means every string encodes
+(no unknown token) and decodes back exactly: whitespace, newlines, indentation
+and case are kept, because in code they carry meaning. Digits are split one by
+one so numbers in the text are read digit by digit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+PAD, START = "<pad>", "<s>"
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenBatch:
+    ids: np.ndarray  # (n, T) int64, right-padded with the pad id
+    mask: np.ndarray  # (n, T) bool, True on real tokens
+    lengths: np.ndarray  # (n,) tokens of each text before truncation
+    truncated: int  # texts longer than max_length, cut to it
+
+
+class BPETokenizer:
+    """Byte-level BPE with digits split; ``<pad>`` is id 0.
+
+    Every encoded text starts with ``<s>`` (id 1): a fixed token that attention
+    can always reach, which lets the encoder sense how long the text is.
+    """
+
+    pad_id, start_id = 0, 1
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        if tokenizer.token_to_id(PAD) != self.pad_id or tokenizer.token_to_id(START) != self.start_id:
+            raise ValueError(f"tokenizer must have {PAD} as id {self.pad_id} and {START} as id {self.start_id}")
+        self.tokenizer = tokenizer
+
+    @classmethod
+    def train(cls, texts: Sequence[str], vocab_size: int = 4096, min_frequency: int = 2) -> BPETokenizer:
+        """Learn merges from ``texts`` until ``vocab_size`` tokens or no pair occurs ``min_frequency`` times."""
+        if vocab_size < 259:
+            raise ValueError(f"vocab_size must be >= 259 (256 bytes, <pad>, <s> and one merge), got {vocab_size}")
+        tokenizer = Tokenizer(models.BPE())
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+        )
+        tokenizer.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=[PAD, START],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        tokenizer.train_from_iterator(texts, trainer=trainer)
+        return cls(tokenizer)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size()
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, ``<s>`` first, untruncated."""
+        return [[self.start_id, *e.ids] for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def encode(self, texts: Sequence[str], max_length: int) -> TokenBatch:
+        """Pad to the longest text (at most ``max_length``); longer texts keep their first tokens."""
+        encoded = self.tokenize(texts)
+        lengths = np.array([len(e) for e in encoded], dtype=np.int64)
+        width = int(min(max(lengths.max(initial=1), 1), max_length))
+        ids = np.full((len(encoded), width), self.pad_id, dtype=np.int64)
+        for row, tokens in enumerate(encoded):
+            kept = tokens[:width]
+            ids[row, : len(kept)] = kept
+        mask = np.arange(width)[None, :] < np.minimum(lengths, width)[:, None]
+        return TokenBatch(ids, mask, lengths, int((lengths > max_length).sum()))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode([i for i in ids if i not in (self.pad_id, self.start_id)])
+
+    def save(self, path: str | Path) -> None:
+        self.tokenizer.save(str(path))
+
+    @classmethod
+    def load(cls, path: str | Path) -> BPETokenizer:
+        return cls(Tokenizer.from_file(str(path)))

@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from coderlm.decoding import central_interval, density, point_estimate, quantiles
+
+
+@pytest.fixture
+def samples():
+    rng = np.random.default_rng(0)
+    out = rng.normal(size=(4, 1001, 2))
+    out[:, :, 1] = np.exp(out[:, :, 1])
+    out[3, :, 0] = np.nan  # an input whose samples were all <NaN>
+    out[2, :10, 0] = np.nan  # some NaN samples are ignored
+    return out
+
+
+def test_point_estimates(samples):
+    median = point_estimate(samples)
+    assert median.shape == (4, 2)
+    np.testing.assert_allclose(median[0], np.median(samples[0], axis=0))
+    np.testing.assert_allclose(median[2, 0], np.median(samples[2, 10:, 0]))
+    assert np.isnan(median[3, 0])
+    np.testing.assert_allclose(point_estimate(samples, "mean")[1], samples[1].mean(0))
+    with pytest.raises(ValueError, match="point must be one of"):
+        point_estimate(samples, "mode")
+
+
+def test_quantiles_and_intervals(samples):
+    q = quantiles(samples, np.array([0.05, 0.5, 0.95]))
+    assert q.shape == (4, 2, 3)
+    assert (np.diff(q[:3], axis=-1) >= 0).all()
+    np.testing.assert_allclose(q[..., 1], point_estimate(samples))
+    assert quantiles(samples, 0.5).shape == (4, 2)
+    interval = central_interval(samples, 0.9)
+    np.testing.assert_allclose(interval, q[..., [0, 2]])
+    inside = (samples[0] >= interval[0, :, 0]) & (samples[0] <= interval[0, :, 1])
+    assert abs(inside.mean() - 0.9) < 0.01
+    for level in (0, 1, 1.5):
+        with pytest.raises(ValueError, match="interval level"):
+            central_interval(samples, level)
+    with pytest.raises(ValueError, match="quantile levels"):
+        quantiles(samples, 1.2)
+
+
+def test_density_integrates_to_one(samples):
+    grid = np.linspace(-6, 6, 2001)
+    dens = density(samples[0, :, 0], grid)
+    assert abs(np.trapezoid(dens, grid) - 1) < 1e-2
+    log_grid = np.logspace(-3, 3, 4001)
+    log_dens = density(samples[0, :, 1], log_grid, log_scale=True)
+    assert abs(np.trapezoid(log_dens, log_grid) - 1) < 2e-2
+    with pytest.raises(ValueError, match="two distinct"):
+        density(np.ones(5), grid)

@@ -1,0 +1,148 @@
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from coderlm.model import EncoderDecoder, ModelConfig
+from coderlm.model.regression_head import RegressionHead, TargetScaler
+from tests.conftest import tiny_config
+
+
+def test_cache_equals_no_cache(tiny, codec, inputs):
+    """Decoding one token at a time with the KV cache gives the full forward's logits."""
+    ids, mask = inputs
+    targets = torch.from_numpy(codec.encode([[72.5, 0.001], [-3.0, 1e9], [0.0, float("nan")]]).ids)
+    full = tiny(ids, mask, targets)  # (B, L, V)
+    memory = tiny.encode(ids, mask)
+    steps = tiny.teacher_forced_inputs(targets)[:, None]  # (B, 1, L)
+    cache = tiny.decoder.new_cache(3, ids.device, torch.float32)
+    stepwise = torch.cat([tiny.decoder(steps[..., t : t + 1], memory, cache) for t in range(steps.shape[-1])], -2)
+    torch.testing.assert_close(stepwise[:, 0], full, atol=1e-5, rtol=0)
+
+
+def test_cache_with_chunked_prefix_equals_no_cache(tiny, codec, inputs):
+    """A multi-token chunk after a cached prefix uses the right causal mask."""
+    ids, mask = inputs
+    targets = torch.from_numpy(codec.encode([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).ids)
+    full = tiny(ids, mask, targets)
+    memory = tiny.encode(ids, mask)
+    steps = tiny.teacher_forced_inputs(targets)[:, None]
+    cache = tiny.decoder.new_cache(3, ids.device, torch.float32)
+    first = tiny.decoder(steps[..., :5], memory, cache)
+    rest = tiny.decoder(steps[..., 5:], memory, cache)
+    torch.testing.assert_close(torch.cat([first, rest], -2)[:, 0], full, atol=1e-5, rtol=0)
+
+
+def test_samples_share_memory_without_copies(tiny, inputs):
+    """S samples per input (folded into cross-attention queries) equal S separate rows."""
+    ids, mask = inputs
+    memory = tiny.encode(ids, mask)
+    tokens = torch.randint(0, tiny.cfg.output_vocab_size, (3, 5, 4))
+    folded = tiny.decoder(tokens, memory)  # (B, S, t, V)
+    for s in range(5):
+        single = tiny.decoder(tokens[:, s : s + 1], memory)
+        torch.testing.assert_close(folded[:, s : s + 1], single, atol=1e-5, rtol=0)
+
+
+def test_padding_does_not_change_encoding(tiny, inputs):
+    ids, mask = inputs
+    states = tiny.encoder(ids, mask)
+    alone = tiny.encoder(ids[1:2, :10], mask[1:2, :10])
+    torch.testing.assert_close(states[1:2, :10], alone, atol=1e-5, rtol=0)
+    padded = ids.clone()
+    padded[1, 10:] = 7  # garbage under the mask must not matter
+    torch.testing.assert_close(tiny.encoder(padded, mask)[1, :10], states[1, :10], atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("positions", ["rope", "learned"])
+def test_shapes_and_loss(positions, inputs):
+    cfg = tiny_config(positions=positions, encoder_dim=48, decoder_dim=32, encoder_layers=1, decoder_layers=3)
+    model = EncoderDecoder(cfg)
+    ids, mask = inputs
+    targets = torch.randint(0, cfg.output_vocab_size, (3, cfg.output_length))
+    assert model(ids, mask, targets).shape == (3, cfg.output_length, cfg.output_vocab_size)
+    loss = model.loss(ids, mask, targets)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_loss_weights_mask_missing_objectives(tiny, inputs):
+    ids, mask = inputs
+    targets = torch.randint(0, tiny.cfg.output_vocab_size, (3, tiny.cfg.output_length))
+    weights = torch.zeros(3, tiny.cfg.output_length)
+    weights[:, :6] = 1  # only the first objective counts
+    other = targets.clone()
+    other[:, 6:] = 0  # so changing the second objective's tokens changes nothing
+    logits_a = tiny(ids, mask, targets)
+    # teacher forcing feeds earlier tokens only, so the first objective's logits are unchanged too
+    torch.testing.assert_close(tiny(ids, mask, other)[:, :6], logits_a[:, :6])
+    torch.testing.assert_close(tiny.loss(ids, mask, targets, weights), tiny.loss(ids, mask, other, weights))
+
+
+@pytest.mark.parametrize("positions", ["rope", "learned"])
+def test_positions_matter(positions):
+    """Without positions a transformer is order-blind; each scheme must make order visible."""
+    torch.manual_seed(0)
+    encoder = EncoderDecoder(tiny_config(positions=positions)).encoder
+    ids = torch.arange(1, 9)[None, :]
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    forward = encoder(ids, mask)[0]
+    backward = encoder(ids.flip(1), mask)[0].flip(0)  # same tokens, states re-aligned per token
+    assert not torch.allclose(forward, backward, atol=1e-4)
+
+
+def test_too_long_input_raises(tiny):
+    ids = torch.ones(1, 25, dtype=torch.long)
+    with pytest.raises(ValueError, match="max_input_len=24"):
+        tiny.encoder(ids, ids.bool())
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"encoder_heads": 5}, "encoder_heads=5 must divide encoder_dim=32"),
+        ({"decoder_layers": 0}, "decoder_layers must be a positive integer"),
+        ({"positions": "alibi"}, "positions must be 'rope' or 'learned'"),
+        ({"dropout": 1.5}, "dropout must be in"),
+        ({"pad_id": 200}, "pad_id=200"),
+    ],
+)
+def test_config_errors_name_the_option(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_config(**overrides)
+
+
+def test_config_from_dict_rejects_unknown_and_round_trips():
+    cfg = tiny_config()
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match=r"unknown model option\(s\) \['d_model'\]"):
+        ModelConfig.from_dict({**cfg.to_dict(), "d_model": 3})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.encoder_dim = 64
+
+
+def test_regression_head_shapes_and_mse(inputs):
+    ids, mask = inputs
+    model = RegressionHead(tiny_config(), num_outputs=2)
+    out = model(ids, mask)
+    assert out.shape == (3, 2)
+    targets = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    expected = ((out - targets) ** 2).mean()
+    torch.testing.assert_close(model.loss(ids, mask, targets), expected)
+    weights = torch.tensor([[1.0, 0.0]] * 3)
+    torch.testing.assert_close(model.loss(ids, mask, targets, weights), ((out[:, 0] - targets[:, 0]) ** 2).mean())
+
+
+def test_target_scaler_per_task_min_max():
+    targets = np.array([[0.0, 10.0], [10.0, 30.0], [100.0, 5.0], [300.0, 5.0]])
+    tasks = ["a", "a", "b", "b"]
+    scaler = TargetScaler().fit(targets, tasks)
+    scaled = scaler.transform(targets, tasks)
+    np.testing.assert_allclose(scaled, [[0, 0], [1, 1], [0, 0], [1, 0]])  # constant column: span 1
+    np.testing.assert_allclose(scaler.inverse(scaled, tasks), targets)
+    # an unseen task falls back to the scale over all tasks
+    np.testing.assert_allclose(scaler.transform(np.array([[300.0, 30.0]]), ["c"]), [[1.0, 1.0]])
+    again = TargetScaler.from_dict(scaler.to_dict())
+    np.testing.assert_allclose(again.transform(targets, tasks), scaled)

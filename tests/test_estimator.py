@@ -1,0 +1,162 @@
+import json
+import random
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from coderlm import IEEE, RegressionLM
+
+TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
+
+
+def line_count_task(n: int, seed: int) -> tuple[list[str], list[float]]:
+    """Texts of 1..12 short lines; the target is the number of lines."""
+    rng = random.Random(seed)
+    texts, targets = [], []
+    for _ in range(n):
+        lines = rng.randint(1, 12)
+        texts.append("".join(f"x{rng.randint(0, 9)} = {rng.randint(0, 99)}\n" for _ in range(lines)))
+        targets.append(float(lines))
+    return texts, targets
+
+
+@pytest.fixture(scope="module")
+def fitted() -> RegressionLM:
+    texts, targets = line_count_task(300, seed=0)
+    rlm = RegressionLM(vocab_size=300, max_input_len=128, model=TINY, training={"steps": 250, "batch_size": 32})
+    return rlm.fit(texts, targets)
+
+
+def test_fit_ranks_held_out_texts(fitted):
+    texts, targets = line_count_task(100, seed=1)
+    predictions = fitted.predict(texts)
+    assert predictions.shape == (100, 1)
+    assert spearmanr(predictions[:, 0], targets).statistic > 0.9
+
+
+def test_fit_returns_self_and_learned_state():
+    texts, targets = line_count_task(20, seed=2)
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 2})
+    assert rlm.fit(texts, targets) is rlm
+    assert rlm.codec_.num_objectives == 1 and len(rlm.loss_history_) == 2
+    assert rlm.fit_report_ == {"examples": 20, "truncated": 0, "overflow": 0, "underflow": 0}
+
+
+def test_sample_shapes_and_intervals(fitted):
+    texts, _ = line_count_task(5, seed=3)
+    samples = fitted.sample(texts, num_samples=32, seed=0)
+    assert samples.shape == (5, 32, 1) and samples.dtype == np.float64
+    np.testing.assert_array_equal(samples, fitted.sample(texts, num_samples=32, seed=0))
+    interval = fitted.predict_interval(texts, 0.9)
+    assert interval.shape == (5, 1, 2) and (interval[..., 0] <= interval[..., 1]).all()
+    q = fitted.predict_quantiles(texts, [0.1, 0.5, 0.9])
+    assert q.shape == (5, 1, 3)
+    greedy = fitted.sample(texts, num_samples=4, temperature=0.0)
+    assert (greedy == greedy[:, :1]).all()
+
+
+def test_log_prob_prefers_the_truth(fitted):
+    texts, targets = line_count_task(30, seed=4)
+    truth = fitted.log_prob(texts, targets)
+    wrong = fitted.log_prob(texts, [t + 40 for t in targets])
+    assert truth.shape == (30,) and (truth <= 0).all()
+    assert (truth > wrong).mean() > 0.9
+    assert fitted.log_prob(texts, targets, per_objective=True).shape == (30, 1)
+
+
+def test_multi_objective_and_ieee():
+    texts, lines = line_count_task(40, seed=5)
+    targets = [[n, n * 1000.0, -n / 8] for n in lines]
+    rlm = RegressionLM(IEEE(), vocab_size=300, model=TINY, training={"steps": 3}).fit(texts, targets)
+    assert rlm.codec_.total_length == 3 * IEEE().length
+    assert rlm.predict(texts[:4]).shape == (4, 3)
+    assert rlm.sample(texts[:2], num_samples=5).shape == (2, 5, 3)
+
+
+def test_special_values_are_learned_not_rejected():
+    texts, lines = line_count_task(30, seed=6)
+    targets = [float("nan") if n > 10 else n for n in lines]
+    with pytest.raises(ValueError, match=r"targets\[\d+\]\[0\] is nan; pass specials=\('nan',\)"):
+        RegressionLM(model=TINY, training={"steps": 1}).fit(texts, targets)
+    rlm = RegressionLM(specials=("nan",), vocab_size=300, model=TINY, training={"steps": 2}).fit(texts, targets)
+    samples = rlm.sample(texts[:3], num_samples=50, seed=1)
+    kinds = np.isnan(samples) | np.isfinite(samples)
+    assert kinds.all()
+
+
+def test_save_load_round_trip(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model")
+    assert sorted(p.name for p in path.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
+    config = json.loads((path / "config.json").read_text())
+    assert config["kind"] == "RegressionLM" and config["codec"]["format"]["kind"] == "p10"
+    loaded = RegressionLM.load(path)
+    texts, targets = line_count_task(6, seed=7)
+    np.testing.assert_array_equal(loaded.sample(texts, 8, seed=3), fitted.sample(texts, 8, seed=3))
+    np.testing.assert_allclose(loaded.log_prob(texts, targets), fitted.log_prob(texts, targets), atol=1e-5)
+    fitted.save(path)  # overwriting an existing model directory works and leaves no debris
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_load_errors_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="config.json is missing"):
+        RegressionLM.load(tmp_path)
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(ValueError, match="config.json"):
+        RegressionLM.load(tmp_path)
+
+
+def test_truncation_is_reported(caplog):
+    texts, targets = line_count_task(20, seed=8)
+    rlm = RegressionLM(vocab_size=300, max_input_len=8, model=TINY, training={"steps": 1}).fit(texts, targets)
+    assert rlm.fit_report_["truncated"] > 0
+    assert "exceed max_input_len=8 tokens and were truncated" in caplog.text
+
+
+def test_overflow_is_reported(caplog):
+    texts, _ = line_count_task(10, seed=9)
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 1}).fit(texts, [1e20] * 10)
+    assert rlm.fit_report_["overflow"] == 10
+    assert "10 target(s) above the format's largest magnitude were clamped" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "texts, targets, message",
+    [
+        (["a", ""], [1.0, 2.0], r"texts\[1\] is an empty string"),
+        (["a", 3], [1.0, 2.0], r"texts\[1\] is int, expected str"),
+        ("abc", [1.0], "not one string"),
+        ([], [], "texts is empty"),
+        (["a", "b"], [1.0], "got 2 texts but 1 targets"),
+        (["a", "b"], [1.0, float("inf")], r"targets\[1\]\[0\] is inf"),
+        (["a", "b"], [[1.0, 2.0], [3.0]], r"targets\[1\] has 1 objective\(s\), expected 2"),
+        (["a", "b"], [1.0, "2"], r"targets\[1\] is str"),
+        (["a", "b"], [[1.0], [None]], r"targets\[1\]\[0\] is NoneType"),
+    ],
+)
+def test_bad_input_names_the_row(texts, targets, message):
+    with pytest.raises(ValueError, match=message):
+        RegressionLM(model=TINY, training={"steps": 1}).fit(texts, targets)
+
+
+def test_unknown_options_raise():
+    texts, targets = line_count_task(4, seed=10)
+    with pytest.raises(ValueError, match=r"unknown model option\(s\) \['width'\]"):
+        RegressionLM(model={"width": 3}).fit(texts, targets)
+    with pytest.raises(ValueError, match=r"unknown training option\(s\) \['epochs'\]"):
+        RegressionLM(training={"epochs": 3}).fit(texts, targets)
+    with pytest.raises(ValueError, match="set by RegressionLM itself"):
+        RegressionLM(model={"output_length": 3}).fit(texts, targets)
+    with pytest.raises(TypeError):
+        RegressionLM(max_len=3)
+
+
+def test_predict_before_fit_raises():
+    with pytest.raises(RuntimeError, match="not fitted yet"):
+        RegressionLM().predict(["x"])
+
+
+def test_wrong_number_of_objectives_at_scoring(fitted):
+    with pytest.raises(ValueError, match=r"targets\[0\] has 2 objective\(s\), expected 1"):
+        fitted.log_prob(["x = 1\n"], [[1.0, 2.0]])
