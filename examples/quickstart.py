@@ -32,7 +32,7 @@ def main() -> None:
     intervals = rlm.predict_interval(test_texts, 0.9)[:, 0]
     print(f"Spearman on 100 held-out texts: {spearmanr(predictions, test_targets).statistic:.3f}")
     print("lines  median  90% interval")
-    for truth, median, (low, high) in list(zip(test_targets, predictions, intervals))[:5]:
+    for truth, median, (low, high) in list(zip(test_targets, predictions, intervals, strict=True))[:5]:
         print(f"{truth:5.0f}  {median:6.2f}  [{low:.2f}, {high:.2f}]")
     with tempfile.TemporaryDirectory() as folder:
         rlm.save(folder + "/model")

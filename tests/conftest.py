@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from coderlm.model import EncoderDecoder, ModelConfig
-from coderlm.numbers import NumberCodec, P10
+from coderlm.numbers import P10, NumberCodec
 
 
 def tiny_config(**overrides) -> ModelConfig:
@@ -34,9 +34,7 @@ def codec() -> NumberCodec:
 @pytest.fixture
 def tiny(codec: NumberCodec) -> EncoderDecoder:
     torch.manual_seed(0)
-    model = EncoderDecoder(
-        tiny_config(output_vocab_size=codec.vocab_size, output_length=codec.total_length)
-    )
+    model = EncoderDecoder(tiny_config(output_vocab_size=codec.vocab_size, output_length=codec.total_length))
     return model.eval()
 
 

@@ -99,11 +99,11 @@ def test_save_load_round_trip(fitted, tmp_path):
 
 
 def test_load_errors_name_the_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="config.json is missing"):
+    with pytest.raises(FileNotFoundError, match=r"config\.json is missing"):
         RegressionLM.load(tmp_path)
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         (tmp_path / name).write_text("{}")
-    with pytest.raises(ValueError, match="config.json"):
+    with pytest.raises(ValueError, match=r"config\.json"):
         RegressionLM.load(tmp_path)
 
 

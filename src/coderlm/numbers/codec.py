@@ -100,6 +100,8 @@ class NumberCodec:
         if values.ndim != 2 or values.shape[1] != self.num_objectives:
             raise ValueError(f"targets must have shape (n, {self.num_objectives}), got {values.shape}")
         flags = np.zeros(values.shape, bool) if invalid is None else np.asarray(invalid, bool)
+        if flags.ndim == 1 and values.shape[1] == 1:
+            flags = flags[:, None]
         if flags.shape != values.shape:
             raise ValueError(f"invalid mask shape {flags.shape} != targets shape {values.shape}")
         if flags.any() and "invalid" not in self.specials:
@@ -194,6 +196,8 @@ class NumberCodec:
         unknown = sorted(set(spec) - {"format", "num_objectives", "specials"})
         if unknown:
             raise ValueError(f"unknown number codec option(s): {unknown}")
+        if "format" not in spec:
+            raise ValueError("number codec description lacks its 'format'")
         return cls(
             format=format_from_dict(spec["format"]),
             num_objectives=int(spec.get("num_objectives", 1)),

@@ -16,6 +16,11 @@ Rounding rule: a float is first written as the shortest decimal that reads back
 as the same float (``repr``: 0.57 -> "0.57", never 0.569999...), and that
 decimal is rounded to the format's digits with round-half-to-even. So with four
 digits 12345 -> 1234e1 and 12355 -> 1236e1, and 2.675 with three digits -> 2.68.
+
+Clamping follows IEEE 754: a value is flagged as overflow when its *rounded*
+magnitude exceeds the largest representable one (so with four digits 9.9994e13
+rounds to 9999e10 unflagged, while 9.9995e13 clamps to it and is flagged).
+Ranges are limited so every representable value is a finite, normal float64.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ import numpy as np
 
 SIGNS = ("<+>", "<->")
 DIGITS = tuple(f"<{d}>" for d in range(10))
+
+MAX_DIGITS = 15  # float64 holds 15 significant decimal digits exactly
+MAX_EXPONENT = 290  # keeps every representable value, and 10**|e|, finite and normal in float64
 
 _DECIMAL_CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN)
 
@@ -125,10 +133,15 @@ class P10(NumberFormat):
     max_exponent: int = 10  # ... and highest
 
     def __post_init__(self) -> None:
-        if self.digits < 1:
-            raise ValueError(f"P10 digits must be >= 1, got {self.digits}")
+        if not 1 <= self.digits <= MAX_DIGITS:
+            raise ValueError(f"P10 digits must be in 1..{MAX_DIGITS} (float64 precision), got {self.digits}")
         if self.min_exponent > self.max_exponent:
             raise ValueError(f"P10 min_exponent ({self.min_exponent}) must be <= max_exponent ({self.max_exponent})")
+        if self.min_exponent < -MAX_EXPONENT or self.max_exponent + self.digits > MAX_EXPONENT:
+            raise ValueError(
+                f"P10 range must stay within float64: need min_exponent >= -{MAX_EXPONENT} and "
+                f"max_exponent + digits <= {MAX_EXPONENT}, got {self.min_exponent}, {self.max_exponent}, {self.digits}"
+            )
 
     @property
     def exponents(self) -> range:
@@ -216,10 +229,11 @@ class IEEE(NumberFormat):
     mantissa_digits: int = 4  # M
 
     def __post_init__(self) -> None:
-        if self.exponent_digits < 1 or self.mantissa_digits < 1:
+        if self.exponent_digits not in (1, 2):
+            raise ValueError(f"IEEE exponent_digits must be 1 or 2 (float64 range), got {self.exponent_digits}")
+        if not 1 <= self.mantissa_digits <= MAX_DIGITS:
             raise ValueError(
-                "IEEE exponent_digits and mantissa_digits must be >= 1, got "
-                f"{self.exponent_digits} and {self.mantissa_digits}"
+                f"IEEE mantissa_digits must be in 1..{MAX_DIGITS} (float64 precision), got {self.mantissa_digits}"
             )
 
     @property
