@@ -40,7 +40,11 @@ def test_fit_returns_self_and_learned_state():
     rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 2})
     assert rlm.fit(texts, targets) is rlm
     assert rlm.codec_.num_objectives == 1 and len(rlm.loss_history_) == 2
-    assert rlm.fit_report_ == {"examples": 20, "truncated": 0, "overflow": 0, "underflow": 0}
+    report = rlm.fit_report_
+    assert {k: report[k] for k in ("examples", "truncated", "overflow", "underflow", "steps")} == {
+        "examples": 20, "truncated": 0, "overflow": 0, "underflow": 0, "steps": 2,
+    }  # fmt: skip
+    assert rlm.objectives_ == ["y0"]
 
 
 def test_sample_shapes_and_intervals(fitted):
@@ -77,7 +81,7 @@ def test_multi_objective_and_ieee():
 def test_special_values_are_learned_not_rejected():
     texts, lines = line_count_task(30, seed=6)
     targets = [float("nan") if n > 10 else n for n in lines]
-    with pytest.raises(ValueError, match=r"targets\[\d+\]\[0\] is nan; pass specials=\('nan',\)"):
+    with pytest.raises(ValueError, match=r"targets\[\d+\]\[0\] is missing .* specials=\('nan',\)"):
         RegressionLM(model=TINY, training={"steps": 1}).fit(texts, targets)
     rlm = RegressionLM(specials=("nan",), vocab_size=300, model=TINY, training={"steps": 2}).fit(texts, targets)
     samples = rlm.sample(texts[:3], num_samples=50, seed=1)
@@ -132,7 +136,7 @@ def test_overflow_is_reported(caplog):
         (["a", "b"], [1.0, float("inf")], r"targets\[1\]\[0\] is inf"),
         (["a", "b"], [[1.0, 2.0], [3.0]], r"targets\[1\] has 1 objective\(s\), expected 2"),
         (["a", "b"], [1.0, "2"], r"targets\[1\] is str"),
-        (["a", "b"], [[1.0], [None]], r"targets\[1\]\[0\] is NoneType"),
+        (["a", "b"], [[1.0], [None]], r"targets\[1\]\[0\] is missing \(None or NaN\); pass missing='mask'"),
     ],
 )
 def test_bad_input_names_the_row(texts, targets, message):

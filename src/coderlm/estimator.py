@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -33,8 +31,11 @@ from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.options import check_options
 from coderlm.text.bpe import BPETokenizer, TokenBatch
+from coderlm.training.checkpoint import atomic_write_text
 from coderlm.training.config import TrainConfig
-from coderlm.training.loop import train
+from coderlm.training.objective import LossOf
+from coderlm.training.sampling import BatchSampler
+from coderlm.training.trainer import Trainer
 
 log = logging.getLogger("coderlm")
 
@@ -89,27 +90,58 @@ class RegressionLM:
         self.device = device
 
     # ------------------------------------------------------------------ fit
-    def fit(self, texts: Sequence[str], targets) -> RegressionLM:
-        """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats."""
+    def fit(
+        self,
+        texts: Sequence[str],
+        targets,
+        *,
+        missing: str = "error",
+        tasks: Sequence[str] | None = None,
+        objectives: Sequence[str] | None = None,
+        val_texts: Sequence[str] | None = None,
+        val_targets=None,
+        run_dir: str | Path | None = None,
+        resume: bool = False,
+    ) -> RegressionLM:
+        """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats.
+
+        Args:
+            missing: what a NaN/None target means: ``"error"`` (default; unless
+                ``specials`` has ``"nan"``, which learns it as a value) or ``"mask"``
+                (a missing objective, left out of the loss).
+            tasks: a task name per text, for temperature-scaled task sampling.
+            objectives: names of the k objectives, kept with the model.
+            val_texts, val_targets: validation set for the loss curve and early stopping.
+            run_dir: folder for metrics.jsonl, checkpoints and the final model.
+            resume: continue the run in ``run_dir`` from its latest checkpoint.
+        """
+        if missing not in ("error", "mask"):
+            raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
         texts = check_texts(texts)
         specials = tuple(self.specials)
-        values = check_targets(targets, len(texts), None, specials)
+        values = check_targets(targets, len(texts), None, specials, allow_nan=missing == "mask")
+        k = values.shape[1]
+        names = list(objectives) if objectives is not None else [f"y{j}" for j in range(k)]
+        if len(names) != k:
+            raise ValueError(f"got {len(names)} objective names for {k} objectives")
+        if tasks is not None and len(tasks) != len(texts):
+            raise ValueError(f"got {len(tasks)} task labels for {len(texts)} texts")
         model_options = dict(self.model or {})
         check_options(ModelConfig, model_options, "model")
         bad = sorted(set(model_options) - _MODEL_SIZE_OPTIONS)
         if bad:
             raise ValueError(f"model option(s) {bad} are set by RegressionLM itself")
         train_config = TrainConfig.from_dict(dict(self.training or {}))
+        run_dir = Path(run_dir) if run_dir is not None else None
+        if resume and run_dir is None:
+            raise ValueError("resume=True needs run_dir")
 
-        codec = NumberCodec(self.number_format or P10(), values.shape[1], specials)
-        encoded = codec.encode(values)
-        if encoded.overflow or encoded.underflow:
-            log.warning(
-                "%d target(s) above the format's largest magnitude were clamped to it; "
-                "%d nonzero target(s) below its smallest were flushed to zero",
-                encoded.overflow, encoded.underflow,
-            )  # fmt: skip
-        tokenizer = BPETokenizer.train(texts, self.vocab_size)
+        codec = NumberCodec(self.number_format or P10(), k, specials)
+        train_set = self._encode_targets(codec, values, missing)
+        if resume and (run_dir / TOKENIZER_FILE).is_file():
+            tokenizer = BPETokenizer.load(run_dir / TOKENIZER_FILE)
+        else:
+            tokenizer = BPETokenizer.train(texts, self.vocab_size)
         tokens = tokenizer.encode(texts, self.max_input_len)
         self._log_truncation(tokens)
         config = ModelConfig(
@@ -121,29 +153,59 @@ class RegressionLM:
             **model_options,
         )
         torch.manual_seed(train_config.seed)
-        net = EncoderDecoder(config).to(self.device)
-        self.codec_, self.tokenizer_, self.model_ = codec, tokenizer, net
+        self.model_ = EncoderDecoder(config)
+        self.codec_, self.tokenizer_, self.objectives_ = codec, tokenizer, names
         self.fit_report_ = {
             "examples": len(texts),
             "truncated": tokens.truncated,
-            "overflow": encoded.overflow,
-            "underflow": encoded.underflow,
+            "overflow": train_set["overflow"],
+            "underflow": train_set["underflow"],
         }
+        if run_dir is not None:
+            self._write_files(run_dir, weights=False)  # tokenizer and config first: a resume needs them
 
-        ids = torch.from_numpy(tokens.ids)
-        mask = torch.from_numpy(tokens.mask)
-        target_ids = torch.from_numpy(encoded.ids)
-        device = torch.device(self.device)
-
-        def loss_fn(rows: torch.Tensor) -> torch.Tensor:
-            width = int(mask[rows].sum(1).max())
-            return net.loss(ids[rows, :width].to(device), mask[rows, :width].to(device), target_ids[rows].to(device))
-
-        net.train()
-        self.loss_history_ = train(list(net.parameters()), loss_fn, _shuffled_batches(
-            len(texts), train_config.batch_size, train_config.seed), train_config)  # fmt: skip
-        net.eval()
+        device = torch.device(self._device())
+        data = _TensorData(tokens, train_set["ids"], train_set["weights"], device)
+        val_loss = None
+        if val_texts is not None:
+            val_texts = check_texts(val_texts)
+            val_values = check_targets(val_targets, len(val_texts), k, specials, allow_nan=missing == "mask")
+            val_set = self._encode_targets(codec, val_values, missing)
+            val_data = _TensorData(tokenizer.encode(val_texts, self.max_input_len), val_set["ids"],
+                                   val_set["weights"], device)  # fmt: skip
+            val_loss = val_data.mean_loss
+        sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
+                               train_config.task_sampling, train_config.task_temperature)  # fmt: skip
+        trainer = Trainer(LossOf(self.model_), train_config, sampler, data.batch, val_loss=val_loss,
+                          run_dir=run_dir, device=device)  # fmt: skip
+        result = trainer.run(resume=resume)
+        self.model_.eval()
+        self.loss_history_ = result.losses
+        self.fit_report_ |= {
+            "steps": result.step,
+            "train_seconds": round(result.seconds, 3),
+            "best_val_loss": result.best_val_loss,
+            "stopped_early": result.stopped_early,
+        }
+        if run_dir is not None:
+            self._write_files(run_dir, weights=True)
         return self
+
+    @staticmethod
+    def _encode_targets(codec: NumberCodec, values: np.ndarray, missing: str) -> dict:
+        present = ~np.isnan(values) if missing == "mask" else np.ones(values.shape, bool)
+        if missing == "mask" and not present.any(axis=0).all():
+            empty = [j for j in range(values.shape[1]) if not present[:, j].any()]
+            raise ValueError(f"objective(s) {empty} have no value in any row")
+        encoded = codec.encode(np.where(present, values, 0.0))
+        if encoded.overflow or encoded.underflow:
+            log.warning(
+                "%d target(s) above the format's largest magnitude were clamped to it; "
+                "%d nonzero target(s) below its smallest were flushed to zero",
+                encoded.overflow, encoded.underflow,
+            )  # fmt: skip
+        weights = np.repeat(present, codec.length, axis=1).astype(np.float32)
+        return {"ids": encoded.ids, "weights": weights, "overflow": encoded.overflow, "underflow": encoded.underflow}
 
     # ------------------------------------------------------------- predict
     def sample(self, texts: Sequence[str], num_samples: int | None = None, temperature: float | None = None,
@@ -161,7 +223,7 @@ class RegressionLM:
         temperature = self.temperature if temperature is None else temperature
         generator = None
         if seed is not None:
-            generator = torch.Generator(device=self.device).manual_seed(seed)
+            generator = torch.Generator(device=self._device()).manual_seed(seed)
         out = np.empty((len(texts), num_samples, self.codec_.total_length), dtype=np.int64)
         automaton = self._automaton()
         for rows, batch in self._batches(texts):
@@ -202,27 +264,34 @@ class RegressionLM:
 
     # --------------------------------------------------------- persistence
     def save(self, path: str | Path) -> Path:
-        """Write config.json, model.safetensors and tokenizer.json into ``path``, atomically."""
+        """Write config.json, model.safetensors and tokenizer.json into folder ``path``.
+
+        Each file is written under a temporary name and renamed into place;
+        config.json goes last, so a folder with it is a complete model.
+        Other files in the folder (a run's metrics, checkpoints) are kept.
+        """
         self._check_fitted()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-        try:
-            config = {
-                "coderlm_version": __version__,
-                "kind": type(self).__name__,
-                "params": self._params_dict(),
-                "model": self.model_.cfg.to_dict(),
-                "codec": self.codec_.to_dict(),
-                "fit_report": self.fit_report_,
-            }
-            (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
-            state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
-            save_file(state, str(staging / WEIGHTS_FILE))
-            self.tokenizer_.save(staging / TOKENIZER_FILE)
-            _replace_dir(staging, path)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        return self._write_files(Path(path), weights=True)
+
+    def _write_files(self, path: Path, weights: bool) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        self.tokenizer_.save(path / f".{TOKENIZER_FILE}.tmp")
+        os.replace(path / f".{TOKENIZER_FILE}.tmp", path / TOKENIZER_FILE)
+        if not weights:
+            return path
+        state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
+        save_file(state, str(path / f".{WEIGHTS_FILE}.tmp"))
+        os.replace(path / f".{WEIGHTS_FILE}.tmp", path / WEIGHTS_FILE)
+        config = {
+            "coderlm_version": __version__,
+            "kind": type(self).__name__,
+            "params": self._params_dict(),
+            "objectives": self.objectives_,
+            "model": self.model_.cfg.to_dict(),
+            "codec": self.codec_.to_dict(),
+            "fit_report": self.fit_report_,
+        }
+        atomic_write_text(path / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
         return path
 
     @classmethod
@@ -245,10 +314,11 @@ class RegressionLM:
             rlm.codec_ = NumberCodec.from_dict(config["codec"])
             rlm.model_ = EncoderDecoder(ModelConfig.from_dict(config["model"]))
             rlm.fit_report_ = config.get("fit_report", {})
+            rlm.objectives_ = list(config["objectives"])
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
         rlm.model_.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
-        rlm.model_.to(device).eval()
+        rlm.model_.to(rlm._device()).eval()
         rlm.tokenizer_ = BPETokenizer.load(path / TOKENIZER_FILE)
         return rlm
 
@@ -270,8 +340,13 @@ class RegressionLM:
         if not hasattr(self, "model_"):
             raise RuntimeError(f"this {type(self).__name__} is not fitted yet: call fit() or load() first")
 
+    def _device(self) -> str:
+        if self.device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        return self.device
+
     def _automaton(self):
-        return self.codec_.automaton.to(self.device)
+        return self.codec_.automaton.to(self._device())
 
     def _log_truncation(self, tokens: TokenBatch) -> None:
         if tokens.truncated:
@@ -290,27 +365,36 @@ class RegressionLM:
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             width = int(kept[rows].max())
-            ids = torch.from_numpy(tokens.ids[rows, :width]).to(self.device)
-            mask = torch.from_numpy(tokens.mask[rows, :width]).to(self.device)
+            ids = torch.from_numpy(tokens.ids[rows, :width]).to(self._device())
+            mask = torch.from_numpy(tokens.mask[rows, :width]).to(self._device())
             yield rows, (ids, mask)
 
 
-def _shuffled_batches(n: int, batch_size: int, seed: int) -> Iterator[torch.Tensor]:
-    """Endless row-index batches: a fresh permutation each epoch, seeded."""
-    generator = torch.Generator().manual_seed(seed)
-    size = min(batch_size, n)
-    while True:
-        order = torch.randperm(n, generator=generator)
-        for start in range(0, n - size + 1, size):
-            yield order[start : start + size]
+class _TensorData:
+    """Padded input ids, target ids and loss weights; batches trimmed to their longest row."""
 
+    def __init__(self, tokens: TokenBatch, targets: np.ndarray, weights: np.ndarray, device: torch.device) -> None:
+        self.ids, self.mask = torch.from_numpy(tokens.ids), torch.from_numpy(tokens.mask)
+        self.targets, self.weights = torch.from_numpy(targets), torch.from_numpy(weights)
+        self.device = device
 
-def _replace_dir(staging: Path, target: Path) -> None:
-    """Move ``staging`` to ``target``; an existing ``target`` is swapped out, then removed."""
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-        os.replace(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, target)
+    def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
+        rows_t = torch.from_numpy(np.asarray(rows, dtype=np.int64))
+        width = max(int(self.mask[rows_t].sum(1).max()), 1)
+        return {
+            "ids": self.ids[rows_t, :width].to(self.device),
+            "mask": self.mask[rows_t, :width].to(self.device),
+            "targets": self.targets[rows_t].to(self.device),
+            "weights": self.weights[rows_t].to(self.device),
+        }
+
+    def mean_loss(self, objective: torch.nn.Module, batch_size: int = 64) -> float:
+        """Token-weighted mean loss over all rows, in batches of similar length."""
+        order = np.argsort(-self.mask.sum(1).numpy(), kind="stable")
+        total = count = 0.0
+        for start in range(0, len(order), batch_size):
+            batch = self.batch(order[start : start + batch_size])
+            weight = float(batch["weights"].sum())
+            total += float(objective(batch)) * weight
+            count += weight
+        return total / max(count, 1.0)

@@ -27,11 +27,13 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return texts
 
 
-def check_targets(targets, n: int, num_objectives: int | None, specials: Sequence[str]) -> np.ndarray:
+def check_targets(targets, n: int, num_objectives: int | None, specials: Sequence[str],
+                  allow_nan: bool = False) -> np.ndarray:  # fmt: skip
     """Targets as float64 (n, k): a list of floats (k = 1) or of equal-length lists.
 
-    Non-finite values are allowed only where ``specials`` has a token for them.
-    ValueError names the first bad row (and objective).
+    Non-finite values are allowed only where ``specials`` has a token for them, and
+    NaN (a missing value) also when ``allow_nan``. ValueError names the first bad
+    row (and objective).
     """
     if isinstance(targets, np.ndarray):
         rows = list(targets) if targets.ndim > 1 else targets.tolist()
@@ -50,8 +52,13 @@ def check_targets(targets, n: int, num_objectives: int | None, specials: Sequenc
         if len(values) != k:
             raise ValueError(f"targets[{i}] has {len(values)} objective(s), expected {k}")
         for j, value in enumerate(values):
-            if not math.isfinite(value):
+            if not math.isfinite(value) and not (allow_nan and math.isnan(value)):
                 name = "nan" if math.isnan(value) else ("+inf" if value > 0 else "-inf")
+                if name == "nan" and name not in specials:
+                    raise ValueError(
+                        f"targets[{i}][{j}] is missing (None or NaN); pass missing='mask' to leave it out "
+                        "of the loss, or specials=('nan',) to learn NaN as a value"
+                    )
                 if name not in specials:
                     raise ValueError(f"targets[{i}][{j}] is {value!r}; pass specials=({name!r},) to learn such values")
             out[i, j] = value
@@ -66,6 +73,8 @@ def _as_row(row, i: int) -> list[float]:
         raise ValueError(f"targets[{i}] is {type(row).__name__}, expected a number or a list of numbers")
     out = []
     for j, value in enumerate(values):
+        if value is None:
+            value = math.nan
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"targets[{i}][{j}] is {type(value).__name__}, expected a number")
         out.append(float(value))

@@ -1,6 +1,8 @@
-"""Training: options, the loop, schedules."""
+"""Training: options, batch sampling, checkpoints, the loop."""
 
 from coderlm.training.config import TrainConfig
-from coderlm.training.loop import train, warmup_cosine
+from coderlm.training.objective import LossOf
+from coderlm.training.sampling import BatchSampler
+from coderlm.training.trainer import Trainer, TrainResult, build_optimizer, warmup_cosine
 
-__all__ = ["TrainConfig", "train", "warmup_cosine"]
+__all__ = ["BatchSampler", "LossOf", "TrainConfig", "TrainResult", "Trainer", "build_optimizer", "warmup_cosine"]

@@ -7,28 +7,55 @@ from typing import Any
 
 from coderlm.options import check_options
 
+OPTIMIZERS = ("adamw", "adafactor")
+TASK_SAMPLING = ("proportional", "temperature")
+PRECISIONS = ("fp32", "bf16")
+
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     steps: int = 1000  # optimizer steps
-    batch_size: int = 32  # examples per step
+    batch_size: int = 32  # examples per optimizer step (split over grad_accum micro-batches and DDP ranks)
+    grad_accum: int = 1  # micro-batches accumulated per optimizer step
+    optimizer: str = "adamw"  # "adamw" or "adafactor" (the paper's choice)
     learning_rate: float = 1e-3  # peak learning rate (paper: 1e-3 pretraining, 5e-5 fine-tuning)
-    weight_decay: float = 0.0  # AdamW weight decay
+    weight_decay: float = 0.0  # decoupled weight decay
     warmup_fraction: float = 0.1  # share of steps with linear warm-up, then cosine decay to 0
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
+    task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
+    task_temperature: float = 2.0  # with "temperature": task weight ~ rows**(1/T); large T -> uniform over tasks
+    eval_every: int = 0  # steps between validation-loss evaluations; 0 = only at the end
+    patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
+    checkpoint_every: int = 0  # steps between checkpoints in the run folder; 0 = only at the end
+    keep_checkpoints: int = 2  # step checkpoints kept on disk (the best one is kept apart)
+    log_every: int = 10  # steps between lines in metrics.jsonl
+    precision: str = "fp32"  # "fp32" or "bf16" (autocast; meant for CUDA)
+    compile: bool = False  # torch.compile the model (meant for CUDA)
+    progress: bool = True  # show a progress bar on stderr
     seed: int = 0  # seeds weights, batch order and dropout
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size"):
+        for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"training option {name} must be a positive integer, got {value!r}")
+        for name in ("eval_every", "patience", "checkpoint_every", "seed"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"training option {name} must be a non-negative integer, got {value!r}")
+        if self.batch_size % self.grad_accum:
+            raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
+        for name, allowed in (("optimizer", OPTIMIZERS), ("task_sampling", TASK_SAMPLING), ("precision", PRECISIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"training option {name} must be one of {allowed}, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"training option learning_rate must be > 0, got {self.learning_rate!r}")
         if not 0 <= self.warmup_fraction < 1:
             raise ValueError(f"training option warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}")
         if self.clip_norm < 0 or self.weight_decay < 0:
             raise ValueError("training options clip_norm and weight_decay must be >= 0")
+        if not self.task_temperature > 0:
+            raise ValueError(f"training option task_temperature must be > 0, got {self.task_temperature!r}")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:

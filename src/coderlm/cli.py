@@ -1,0 +1,218 @@
+"""``coderlm``: subcommands only. Parse, call the library, print.
+
+Bad input (a malformed dataset row, an unknown option, a missing file) prints one
+line ``coderlm: error: ...`` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from coderlm.cli_options import ConfigError, add_dataclass_flags, load_yaml_config, merge_options
+from coderlm.model.config import ModelConfig
+from coderlm.numbers.codec import SPECIAL_TOKENS
+from coderlm.training.config import TrainConfig
+
+RLM_SET = {"input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id"}
+TRAIN_TOP_LEVEL = ["data", "val", "out", "objectives", "missing", "resume", "specials", "number_format",
+                   "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits", "vocab_size",
+                   "max_input_len", "num_samples", "temperature", "batch_size_predict", "device"]  # fmt: skip
+
+
+# ------------------------------------------------------------------------- train
+def add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a model on a dataset file (JSONL or Parquet)",
+                       description="Train a RegressionLM. The run folder gets metrics.jsonl, checkpoints/ and, "
+                       "at the end, the model (config.json, model.safetensors, tokenizer.json).")  # fmt: skip
+    p.add_argument("--config", help="YAML file with any of these options (flags given here win)")
+    p.add_argument("--data", help="training dataset (.jsonl or .parquet)")
+    p.add_argument("--val", help="validation dataset: loss curve, early stopping, best-weights restore")
+    p.add_argument("--out", help="run folder")
+    p.add_argument("--objectives", type=_csv, help="target names to predict, in order (default: all, sorted)")
+    p.add_argument("--missing", choices=["skip", "mask", "special"],
+                   help="rows missing a target: skip them (default), mask them out of the loss, "
+                   "or learn a <NaN> token")  # fmt: skip
+    p.add_argument("--resume", action="store_true", default=None, help="continue the run in --out")
+    p.add_argument("--specials", type=_csv, help=f"special values to learn as tokens: {list(SPECIAL_TOKENS)}")
+    g = p.add_argument_group("number format")
+    g.add_argument("--number-format", choices=["p10", "ieee"], help="how numbers are spelled (default: p10)")
+    g.add_argument("--mantissa-digits", type=int, help="mantissa digits (default 4)")
+    g.add_argument("--min-exponent", type=int, help="P10 smallest exponent (default -10)")
+    g.add_argument("--max-exponent", type=int, help="P10 largest exponent (default 10)")
+    g.add_argument("--exponent-digits", type=int, help="IEEE exponent digits (default 1)")
+    g = p.add_argument_group("estimator")
+    g.add_argument("--vocab-size", type=int, help="input BPE vocabulary learned from the data (default 4096)")
+    g.add_argument("--max-input-len", type=int, help="encoder context in tokens; longer inputs truncated (512)")
+    g.add_argument("--num-samples", type=int, help="samples per prediction (default 64)")
+    g.add_argument("--temperature", type=float, help="sampling temperature; 0 = greedy (default 1)")
+    g.add_argument("--batch-size-predict", type=int, help="inputs per forward pass when predicting (default 16)")
+    g.add_argument("--device", help="cpu, cuda or auto (default cpu)")
+    add_dataclass_flags(p, ModelConfig, skip=RLM_SET, title="model")
+    add_dataclass_flags(p, TrainConfig, title="training")
+    p.set_defaults(run=run_train)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from coderlm.workflows import train_run
+
+    config = load_yaml_config(args.config) if args.config else {}
+    sections = {"model": _fields(ModelConfig) - RLM_SET, "training": _fields(TrainConfig)}
+    opts = merge_options(args, config, {k: sorted(v) for k, v in sections.items()}, TRAIN_TOP_LEVEL,
+                         args.config or "command line")  # fmt: skip
+    for required in ("data", "out"):
+        if not opts.get(required):
+            raise ConfigError(f"--{required} is required (on the command line or in --config)")
+    number = {"kind": opts.get("number_format", "p10")}
+    number |= {k: opts[k] for k in ("mantissa_digits", "min_exponent", "max_exponent", "exponent_digits") if k in opts}
+    estimator = {
+        k: opts[k] for k in ("vocab_size", "max_input_len", "num_samples", "temperature", "device") if k in opts
+    }
+    if "batch_size_predict" in opts:
+        estimator["batch_size"] = opts["batch_size_predict"]
+    rlm = train_run(
+        opts["data"], opts["out"], val=opts.get("val"), objectives=opts.get("objectives"),
+        missing=opts.get("missing", "skip"), number=number, specials=opts.get("specials") or (),
+        model=opts["model"], training=opts["training"], estimator=estimator, resume=bool(opts.get("resume")),
+    )  # fmt: skip
+    report = rlm.fit_report_
+    print(json.dumps({"run": str(opts["out"]), "objectives": rlm.objectives_, **report}))
+    return 0
+
+
+# ----------------------------------------------------------------------- predict
+def add_predict(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("predict", help="predict for input files, a dataset, or stdin",
+                       description="Each INPUT is a text file (one input), a .jsonl/.parquet dataset "
+                       "(one input per row), or - for stdin. Prints one record per input.")  # fmt: skip
+    p.add_argument("--model", required=True, help="run folder or saved model")
+    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("--level", type=float, default=0.9, help="central interval level (default 0.9)")
+    p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")
+    p.add_argument("--all-samples", action="store_true", help="also print every sample")
+    p.add_argument("--output", choices=["json", "csv"], default="json", help="JSON lines (default) or CSV")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.set_defaults(run=run_predict)
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from coderlm.estimator import RegressionLM
+    from coderlm.workflows import predict_records, read_inputs
+
+    rlm = RegressionLM.load(args.model)
+    inputs = read_inputs(args.inputs)
+    records = predict_records(rlm, inputs, args.level, args.num_samples, args.all_samples, args.seed)
+    if args.output == "json":
+        for record in records:
+            print(json.dumps(record))
+    else:
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(records[0]))
+        writer.writeheader()
+        for record in records:
+            writer.writerow({k: " ".join(map(str, v)) if isinstance(v, list) else v for k, v in record.items()})
+    return 0
+
+
+# ---------------------------------------------------------------------- evaluate
+def add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="evaluate a model on a test set; write a report",
+                       description="Spearman, Kendall, Pearson, MAE, MAPE per task and objective; interval "
+                       "coverage; per-group ranking; scatter plots; report.md and metrics.json.")  # fmt: skip
+    p.add_argument("--model", required=True, help="run folder or saved model")
+    p.add_argument("--data", required=True, help="test dataset (.jsonl or .parquet)")
+    p.add_argument("--report", required=True, help="folder for report.md, metrics.json and plots")
+    p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")
+    p.add_argument("--baselines", type=_csv, default=[],
+                   help="also train and evaluate these baselines on --train-data: "
+                   "regression_head_norm, regression_head_raw, gbdt, knn, length")  # fmt: skip
+    p.add_argument("--train-data", help="training set for --baselines (the one the model was trained on)")
+    p.set_defaults(run=run_evaluate)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from coderlm.workflows import evaluate_run
+
+    evaluate_run(args.model, args.data, args.report, num_samples=args.num_samples, baselines=args.baselines,
+                 train_data=args.train_data)  # fmt: skip
+    print(f"report: {Path(args.report) / 'report.md'}")
+    return 0
+
+
+# ------------------------------------------------------------------------- split
+def add_split(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("split", help="split a dataset into train/val/test files",
+                       description="Writes one file per split and split.json (seed, fractions, counts).")  # fmt: skip
+    p.add_argument("--data", required=True, help="dataset to split (.jsonl or .parquet)")
+    p.add_argument("--out", required=True, help="folder for the split files")
+    p.add_argument("--fractions", type=_fractions, default={"train": 0.8, "val": 0.1, "test": 0.1},
+                   help="name=fraction pairs (default train=0.8,val=0.1,test=0.1)")  # fmt: skip
+    p.add_argument("--by-group", action="store_true", help="keep each group (e.g. problem id) in one split")
+    p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
+    p.set_defaults(run=run_split)
+
+
+def run_split(args: argparse.Namespace) -> int:
+    from coderlm.data import split_dataset
+
+    paths = split_dataset(args.data, args.out, args.fractions, seed=args.seed, by_group=args.by_group)
+    print(json.dumps({name: str(path) for name, path in paths.items()}))
+    return 0
+
+
+# ------------------------------------------------------------------------- main
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_train, add_predict, add_evaluate, add_split]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="coderlm", description="Predict what code costs before it runs.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="coderlm: %(message)s")
+    try:
+        return args.run(args)
+    except (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+        if args.verbose:
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"coderlm: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("coderlm: interrupted", file=sys.stderr)
+        return 130
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _fractions(value: str) -> dict[str, float]:
+    try:
+        pairs = [item.split("=", 1) for item in _csv(value)]
+        return {name.strip(): float(fraction) for name, fraction in pairs}
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected name=fraction pairs like train=0.8,test=0.2, got {value!r}"
+        ) from exc
+
+
+def _fields(cls: type) -> set[str]:
+    import dataclasses
+
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""Evaluation: accuracy, ranking and selection metrics, JSON and markdown reports, figures.
+
+Figures live in ``coderlm.evaluation.plots`` (imported on demand, as it loads matplotlib).
+"""
+
+from coderlm.evaluation.metrics import best_of_group, group_spearman, interval_coverage, regression_metrics
+from coderlm.evaluation.report import evaluate, markdown_table, to_json, write_atomic, write_report
+
+__all__ = [
+    "best_of_group",
+    "evaluate",
+    "group_spearman",
+    "interval_coverage",
+    "markdown_table",
+    "regression_metrics",
+    "to_json",
+    "write_atomic",
+    "write_report",
+]

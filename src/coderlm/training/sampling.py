@@ -1,0 +1,54 @@
+"""Which rows go into each step's batch: a pure function of (seed, step).
+
+Because a batch depends only on the seed and the step number, resuming from a
+checkpoint needs no saved data position: step s draws the same rows whether the
+run was interrupted or not.
+
+* ``proportional``: epochs over all rows, each a fresh seeded permutation; every
+  row is seen equally often, so tasks are mixed in proportion to their size.
+* ``temperature``: each row's task is drawn with probability proportional to
+  ``rows_in_task ** (1 / T)`` (T = 1 is proportional, large T is uniform over
+  tasks), then a row uniformly within the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class BatchSampler:
+    def __init__(self, n: int, batch_size: int, seed: int = 0, tasks: Sequence[str] | None = None,
+                 mode: str = "proportional", temperature: float = 2.0) -> None:  # fmt: skip
+        if n < 1:
+            raise ValueError("cannot sample batches from an empty training set")
+        self.n, self.batch_size, self.seed, self.mode = n, batch_size, seed, mode
+        self._permutations: dict[int, np.ndarray] = {}
+        if mode == "temperature":
+            names = np.asarray(list(tasks) if tasks is not None else [""] * n)
+            if len(names) != n:
+                raise ValueError(f"got {len(names)} task labels for {n} rows")
+            self.task_rows = [np.flatnonzero(names == t) for t in sorted(set(names.tolist()))]
+            sizes = np.array([len(r) for r in self.task_rows], dtype=np.float64)
+            weights = sizes ** (1.0 / temperature)
+            self.task_probs = weights / weights.sum()
+        elif mode != "proportional":
+            raise ValueError(f"unknown task sampling mode {mode!r}")
+
+    def batch(self, step: int) -> np.ndarray:
+        """Row indices of the batch for optimizer step ``step`` (0-based)."""
+        if self.mode == "temperature":
+            rng = np.random.default_rng([self.seed, step])
+            tasks = rng.choice(len(self.task_rows), size=self.batch_size, p=self.task_probs)
+            return np.array([self.task_rows[t][rng.integers(len(self.task_rows[t]))] for t in tasks])
+        positions = step * self.batch_size + np.arange(self.batch_size)
+        epochs, offsets = np.divmod(positions, self.n)
+        return np.array([self._permutation(e)[o] for e, o in zip(epochs.tolist(), offsets.tolist(), strict=True)])
+
+    def _permutation(self, epoch: int) -> np.ndarray:
+        if epoch not in self._permutations:
+            if len(self._permutations) > 4:
+                self._permutations.clear()
+            self._permutations[epoch] = np.random.default_rng([self.seed, epoch]).permutation(self.n)
+        return self._permutations[epoch]

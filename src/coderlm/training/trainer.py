@@ -1,0 +1,265 @@
+"""The training loop. It knows nothing of the model: it optimizes any module whose
+``forward(batch)`` returns a scalar loss, over batches that ``collate(rows)`` builds.
+
+Features: AdamW or Adafactor; linear warm-up then cosine decay; clipping at a global
+norm; gradient accumulation; validation loss every N steps with early stopping and
+best-weights restore; atomic checkpoints every N steps and at the end, and exact
+resume from the latest; ``metrics.jsonl`` in the run folder; a progress bar with
+loss, examples/s and ETA; bf16 autocast and ``torch.compile`` by option; DDP when
+launched by ``torchrun``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from coderlm.training.checkpoint import atomic_write_text, load_checkpoint, save_checkpoint
+from coderlm.training.config import TrainConfig
+from coderlm.training.distributed import DistInfo, barrier, mean_across_ranks, setup_distributed
+from coderlm.training.sampling import BatchSampler
+
+METRICS_FILE = "metrics.jsonl"
+# Fault injection for tests: the process SIGKILLs itself before running this step (1-based).
+KILL_AT_STEP_ENV = "CODERLM_KILL_AT_STEP"
+
+
+def warmup_cosine(steps: int, warmup_fraction: float) -> Callable[[int], float]:
+    """Learning-rate multiplier: 0 -> 1 linearly over the warm-up, then cosine to 0."""
+    warmup = int(steps * warmup_fraction)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = (step - warmup) / max(1, steps - warmup)
+        return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+    return factor
+
+
+def build_optimizer(params: list[nn.Parameter], config: TrainConfig) -> torch.optim.Optimizer:
+    if config.optimizer == "adafactor":
+        return torch.optim.Adafactor(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+    return torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+
+
+@dataclasses.dataclass
+class TrainResult:
+    step: int  # optimizer steps completed
+    losses: list[float]  # training loss of each step run in this call
+    val_losses: list[tuple[int, float]]  # (step, validation loss) of each evaluation
+    best_val_loss: float | None
+    stopped_early: bool
+    seconds: float
+
+
+class Trainer:
+    def __init__(
+        self,
+        objective: nn.Module,
+        config: TrainConfig,
+        sampler: BatchSampler,
+        collate: Callable[[np.ndarray], Any],
+        *,
+        val_loss: Callable[[nn.Module], float] | None = None,
+        run_dir: str | Path | None = None,
+        device: str | torch.device = "cpu",
+        callbacks: tuple[Callable[[dict], None], ...] = (),
+    ) -> None:
+        self.objective = objective
+        self.config = config
+        self.sampler = sampler
+        self.collate = collate
+        self.val_loss = val_loss
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.device = torch.device(device)
+        self.callbacks = callbacks
+
+    # ------------------------------------------------------------------ run
+    def run(self, resume: bool = False) -> TrainResult:
+        cfg, device = self.config, self.device
+        dist = setup_distributed(device)
+        self.objective.to(device)
+        params = [p for p in self.objective.parameters() if p.requires_grad]
+        optimizer = build_optimizer(params, cfg)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(cfg.steps, cfg.warmup_fraction))
+        torch.manual_seed(cfg.seed + dist.rank)
+        start, best, bad_evals = 0, None, 0
+        if resume:
+            start, best, bad_evals = self._resume(optimizer, scheduler)
+        module = self._wrap(dist)
+
+        result = TrainResult(start, [], [], best, False, 0.0)
+        began = last_log = time.perf_counter()
+        pending: list[float] = []
+        bar = self._progress_bar(start, dist)
+        micro = cfg.batch_size // cfg.grad_accum
+        self.objective.train()
+        kill_at = int(os.environ.get(KILL_AT_STEP_ENV, "0"))
+        for step in range(start, cfg.steps):
+            if step + 1 == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            rows = self.sampler.batch(step)
+            total = 0.0
+            for i in range(cfg.grad_accum):
+                part = rows[i * micro : (i + 1) * micro][dist.rank :: dist.world_size]
+                sync = i == cfg.grad_accum - 1 or not dist.enabled
+                with self._autocast(), contextlib.nullcontext() if sync else module.no_sync():
+                    loss = module(self.collate(part)) / cfg.grad_accum
+                loss.backward()
+                total += loss.item()
+            if cfg.clip_norm > 0:
+                torch.nn.utils.clip_grad_norm_(params, cfg.clip_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            loss_value = mean_across_ranks(total, dist, device)
+            result.losses.append(loss_value)
+            pending.append(loss_value)
+            result.step = step + 1
+            done = result.step == cfg.steps
+
+            record: dict[str, Any] = {}
+            if self.val_loss is not None and (done or (cfg.eval_every and result.step % cfg.eval_every == 0)):
+                val = self._evaluate()
+                result.val_losses.append((result.step, val))
+                record["val_loss"] = val
+                if best is None or val < best:
+                    best, bad_evals = val, 0
+                    self._save_best(dist)
+                else:
+                    bad_evals += 1
+                result.best_val_loss = best
+                result.stopped_early = bool(cfg.patience) and bad_evals >= cfg.patience and not done
+            if record or done or result.stopped_early or result.step % cfg.log_every == 0:
+                now = time.perf_counter()
+                record = {
+                    "step": result.step,
+                    "loss": float(np.mean(pending)),
+                    "lr": scheduler.get_last_lr()[0],
+                    "examples_per_s": len(pending) * cfg.batch_size / max(now - last_log, 1e-9),
+                    **record,
+                }
+                pending, last_log = [], now
+                self._log(record, dist)
+                if bar is not None:
+                    bar.set_postfix(loss=f"{record['loss']:.4f}", ex_s=f"{record['examples_per_s']:.0f}")
+            if bar is not None:
+                bar.update(1)
+            if self.run_dir is not None and (
+                done or result.stopped_early or (cfg.checkpoint_every and result.step % cfg.checkpoint_every == 0)
+            ):
+                self._checkpoint(optimizer, scheduler, result.step, best, bad_evals, dist)
+            if result.stopped_early:
+                break
+        if bar is not None:
+            bar.close()
+        self._restore_best()
+        self.objective.eval()
+        result.seconds = time.perf_counter() - began
+        return result
+
+    # ------------------------------------------------------------- helpers
+    def _wrap(self, dist: DistInfo) -> nn.Module:
+        module: nn.Module = self.objective
+        if dist.enabled:
+            ids = [dist.local_rank] if self.device.type == "cuda" else None
+            module = nn.parallel.DistributedDataParallel(module, device_ids=ids)
+        if self.config.compile:
+            module = torch.compile(module)
+        return module
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.config.precision == "bf16":
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def _evaluate(self) -> float:
+        assert self.val_loss is not None
+        self.objective.eval()
+        with torch.no_grad(), self._autocast():
+            value = float(self.val_loss(self.objective))
+        self.objective.train()
+        return value
+
+    def _progress_bar(self, start: int, dist: DistInfo):
+        if not self.config.progress or not dist.is_main:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=self.config.steps, initial=start, desc="train", unit="step", dynamic_ncols=True)
+
+    def _log(self, record: dict, dist: DistInfo) -> None:
+        if not dist.is_main:
+            return
+        if self.run_dir is not None:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.run_dir / METRICS_FILE, "a") as f:
+                f.write(json.dumps(record) + "\n")
+        for callback in self.callbacks:
+            callback(record)
+
+    # ---------------------------------------------------- checkpoints, best
+    @property
+    def _checkpoints(self) -> Path:
+        assert self.run_dir is not None
+        return self.run_dir / "checkpoints"
+
+    def _checkpoint(self, optimizer, scheduler, step: int, best, bad_evals: int, dist: DistInfo) -> None:
+        if dist.is_main:
+            folder = self._checkpoints / f"step-{step:07d}"
+            extra = {"best_val_loss": best, "bad_evals": bad_evals}
+            save_checkpoint(folder, self.objective, optimizer, scheduler, step, extra)
+            atomic_write_text(self._checkpoints / "latest", folder.name + "\n")
+            old = sorted(p for p in self._checkpoints.glob("step-*") if p.is_dir())
+            for stale in old[: -self.config.keep_checkpoints]:
+                shutil.rmtree(stale, ignore_errors=True)
+        barrier(dist)
+
+    def _resume(self, optimizer, scheduler) -> tuple[int, float | None, int]:
+        if self.run_dir is None:
+            raise ValueError("resume needs a run folder")
+        latest = self._checkpoints / "latest"
+        if not latest.is_file():
+            raise FileNotFoundError(f"nothing to resume: {latest} does not exist")
+        state = load_checkpoint(self._checkpoints / latest.read_text().strip(), self.objective, optimizer, scheduler)
+        step = state["step"]
+        metrics = self.run_dir / METRICS_FILE
+        if metrics.is_file():  # drop lines logged after the checkpoint: those steps run again
+            kept = [line for line in metrics.read_text().splitlines() if line and json.loads(line)["step"] <= step]
+            atomic_write_text(metrics, "".join(line + "\n" for line in kept))
+        self._best_state = None
+        return step, state["extra"].get("best_val_loss"), state["extra"].get("bad_evals", 0)
+
+    def _save_best(self, dist: DistInfo) -> None:
+        # Keep the best weights in memory; a run folder also gets them on disk for resume.
+        self._best_state = {k: v.detach().clone() for k, v in self.objective.state_dict().items()}
+        if self.run_dir is not None and dist.is_main:
+            best = self.run_dir / "best"
+            best.mkdir(parents=True, exist_ok=True)
+            tmp = best / ".model.safetensors.tmp"
+            save_file({k: v.cpu().contiguous() for k, v in self._best_state.items()}, str(tmp))
+            tmp.replace(best / "model.safetensors")
+
+    def _restore_best(self) -> None:
+        if self.val_loss is None:
+            return
+        state = getattr(self, "_best_state", None)
+        if state is None and self.run_dir is not None and (self.run_dir / "best" / "model.safetensors").is_file():
+            state = load_file(str(self.run_dir / "best" / "model.safetensors"))
+        if state is not None:
+            self.objective.load_state_dict(state)

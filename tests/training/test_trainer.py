@@ -1,0 +1,184 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from coderlm.training import BatchSampler, TrainConfig, Trainer
+from coderlm.training.checkpoint import flatten_state, load_checkpoint, unflatten_state
+from tests.training.toy import Toy, collate_for, toy_data
+
+QUIET = {"progress": False}
+
+
+def make_trainer(run_dir=None, val=False, seed=0, **options) -> Trainer:
+    torch.manual_seed(seed)
+    x, y = toy_data()
+    config = TrainConfig(**{"steps": 20, "batch_size": 8, **QUIET, **options})
+    collate = collate_for(x, y)
+    val_loss = None
+    if val:
+        vx, vy = toy_data(32, seed=1)
+        val_loss = lambda module: float(module(collate_for(vx, vy)(np.arange(32))))  # noqa: E731
+    sampler = BatchSampler(len(x), config.batch_size, config.seed)
+    return Trainer(Toy(), config, sampler, collate, val_loss=val_loss, run_dir=run_dir)
+
+
+def test_loss_decreases_and_metrics_are_logged(tmp_path):
+    trainer = make_trainer(tmp_path, steps=60, log_every=10, learning_rate=1e-2)
+    result = trainer.run()
+    assert result.step == 60 and len(result.losses) == 60
+    assert np.mean(result.losses[-10:]) < 0.5 * np.mean(result.losses[:10])
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [10, 20, 30, 40, 50, 60]
+    assert {"loss", "lr", "examples_per_s"} <= set(records[0])
+    assert records[-1]["lr"] == pytest.approx(0.0, abs=1e-9)  # cosine decays to zero
+
+
+def test_resume_reproduces_the_uninterrupted_run(tmp_path):
+    full = make_trainer(tmp_path / "full", checkpoint_every=5, log_every=1).run()
+    # stop at step 12 (as Ctrl-C would), after the step-10 checkpoint
+    first = make_trainer(tmp_path / "cut", checkpoint_every=5, log_every=1)
+    first.sampler = _Stopping(first.sampler, stop_at=12)
+    with pytest.raises(KeyboardInterrupt):
+        first.run()
+    assert (tmp_path / "cut" / "checkpoints" / "latest").read_text().strip() == "step-0000010"
+    resumed = make_trainer(tmp_path / "cut", checkpoint_every=5, log_every=1, seed=123).run(resume=True)
+    assert resumed.step == 20
+    assert resumed.losses == full.losses[10:]  # bit-identical: same batches, RNG and optimizer state
+    cut_curve = [json.loads(line)["loss"] for line in (tmp_path / "cut" / "metrics.jsonl").read_text().splitlines()]
+    full_curve = [json.loads(line)["loss"] for line in (tmp_path / "full" / "metrics.jsonl").read_text().splitlines()]
+    assert cut_curve == full_curve
+
+
+class _Stopping:
+    """Wraps a sampler; raises KeyboardInterrupt (like Ctrl-C) when asked for batch ``stop_at``."""
+
+    def __init__(self, sampler: BatchSampler, stop_at: int) -> None:
+        self.sampler, self.stop_at = sampler, stop_at
+
+    def batch(self, step: int) -> np.ndarray:
+        if step == self.stop_at:
+            raise KeyboardInterrupt
+        return self.sampler.batch(step)
+
+
+def test_checkpoints_are_pruned_and_complete(tmp_path):
+    make_trainer(tmp_path, checkpoint_every=3, keep_checkpoints=2).run()
+    names = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
+    assert names == ["latest", "step-0000018", "step-0000020"]
+    model = Toy()
+    state = load_checkpoint(tmp_path / "checkpoints" / "step-0000020", model)
+    assert state["step"] == 20
+    assert not list(tmp_path.glob("checkpoints/.*"))  # no half-written folders left
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        make_trainer(tmp_path).run(resume=True)
+
+
+def test_early_stopping_restores_the_best_weights(tmp_path):
+    trainer = make_trainer(tmp_path, val=True, steps=200, eval_every=5, patience=2, learning_rate=0.5)
+    result = trainer.run()  # a huge learning rate: validation loss soon stops improving
+    assert result.stopped_early and result.step < 200
+    _, best = min(result.val_losses, key=lambda sv: sv[1])
+    assert result.best_val_loss == best
+    trainer.objective.eval()
+    with torch.no_grad():
+        assert trainer.val_loss(trainer.objective) == pytest.approx(best, rel=1e-6)
+    assert (tmp_path / "best" / "model.safetensors").is_file()
+
+
+def test_gradient_accumulation_matches_one_big_batch():
+    whole, halves = make_trainer(steps=5, grad_accum=1), make_trainer(steps=5, grad_accum=2)
+    for trainer in (whole, halves):
+        trainer.objective.net[1].p = 0.0  # no dropout, so the two runs see the same function
+    np.testing.assert_allclose(whole.run().losses, halves.run().losses, rtol=1e-5)
+
+
+def test_adafactor_trains():
+    result = make_trainer(steps=40, optimizer="adafactor", learning_rate=1e-2).run()
+    assert np.mean(result.losses[-5:]) < np.mean(result.losses[:5])
+
+
+def test_state_flattening_round_trips():
+    state = {"a": torch.ones(2), "b": [1, {"c": torch.zeros(3), 4: "x"}], "d": None}
+    tensors: dict[str, torch.Tensor] = {}
+    flat = flatten_state(state, tensors)
+    json.dumps(flat)
+    back = unflatten_state(json.loads(json.dumps(flat)), tensors)
+    assert torch.equal(back["a"], state["a"]) and torch.equal(back["b"][1]["c"], state["b"][1]["c"])
+    assert back["b"][1][4] == "x" and back["d"] is None  # int keys survive (optimizer state uses them)
+
+
+def test_sampler_proportional_epochs_cover_every_row():
+    sampler = BatchSampler(10, 4, seed=3)
+    rows = np.concatenate([sampler.batch(s) for s in range(5)])  # 20 rows = two epochs
+    assert sorted(rows[:10]) == list(range(10)) and sorted(rows[10:]) == list(range(10))
+    assert np.array_equal(BatchSampler(10, 4, seed=3).batch(4), sampler.batch(4))
+    assert not np.array_equal(BatchSampler(10, 4, seed=4).batch(0), sampler.batch(0))
+
+
+def test_sampler_temperature_flattens_task_mix():
+    tasks = ["big"] * 900 + ["small"] * 100
+    counts = {}
+    for temperature in (1.0, 1e6):
+        sampler = BatchSampler(1000, 100, 0, tasks, "temperature", temperature)
+        rows = np.concatenate([sampler.batch(s) for s in range(50)])
+        counts[temperature] = np.mean(np.asarray(tasks)[rows] == "small")
+    assert counts[1.0] == pytest.approx(0.1, abs=0.02)  # T = 1: proportional
+    assert counts[1e6] == pytest.approx(0.5, abs=0.03)  # T -> inf: uniform over tasks
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"grad_accum": 3, "batch_size": 8}, "grad_accum=3 must divide batch_size=8"),
+        ({"optimizer": "sgd"}, "optimizer must be one of"),
+        ({"steps": 0}, "steps must be a positive integer"),
+        ({"precision": "fp8"}, "precision must be one of"),
+    ],
+)
+def test_config_errors_name_the_option(options, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**options)
+
+
+DDP_SCRIPT = """
+import json, sys, torch, torch.distributed as dist
+from coderlm.training import BatchSampler, TrainConfig, Trainer
+from tests.training.toy import Toy, collate_for, toy_data
+torch.manual_seed(0)
+x, y = toy_data()
+config = TrainConfig(steps=6, batch_size=8, progress=False, log_every=1)
+trainer = Trainer(Toy(), config, BatchSampler(len(x), 8, 0), collate_for(x, y), run_dir=sys.argv[1])
+result = trainer.run()
+flat = torch.cat([p.detach().flatten() for p in trainer.objective.parameters()])
+gathered = [torch.zeros_like(flat) for _ in range(dist.get_world_size())]
+dist.all_gather(gathered, flat)
+print(json.dumps({"rank": dist.get_rank(), "same": all(torch.equal(g, flat) for g in gathered),
+                  "losses": result.losses}))
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_ddp_two_cpu_processes(tmp_path):
+    script = tmp_path / "ddp.py"
+    script.write_text(DDP_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29531",
+           str(script), str(tmp_path / "run")]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    reports = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert sorted(r["rank"] for r in reports) == [0, 1]
+    assert all(r["same"] for r in reports)  # gradients were averaged: replicas stay identical
+    assert reports[0]["losses"] == reports[1]["losses"]  # the logged loss is the mean over ranks
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 6  # only rank 0 writes
