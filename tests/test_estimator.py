@@ -1,24 +1,13 @@
 import json
-import random
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
 from coderlm import IEEE, RegressionLM
+from coderlm.data.toy import line_count_task
 
 TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
-
-
-def line_count_task(n: int, seed: int) -> tuple[list[str], list[float]]:
-    """Texts of 1..12 short lines; the target is the number of lines."""
-    rng = random.Random(seed)
-    texts, targets = [], []
-    for _ in range(n):
-        lines = rng.randint(1, 12)
-        texts.append("".join(f"x{rng.randint(0, 9)} = {rng.randint(0, 99)}\n" for _ in range(lines)))
-        targets.append(float(lines))
-    return texts, targets
 
 
 @pytest.fixture(scope="module")

@@ -13,25 +13,27 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
+from safetensors.torch import save as safetensors_bytes
 
 from coderlm import __version__
+from coderlm.atomic import write_atomic
 from coderlm.data.checks import check_targets, check_texts
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
+from coderlm.devices import resolve_device
 from coderlm.model.config import ModelConfig
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.options import check_options
 from coderlm.text.bpe import BPETokenizer, TokenBatch
-from coderlm.training.checkpoint import atomic_write_text
+from coderlm.training.batches import TokenTensors, length_sorted_batches
 from coderlm.training.config import TrainConfig
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
@@ -165,13 +167,13 @@ class RegressionLM:
             self._write_files(run_dir, weights=False)  # tokenizer and config first: a resume needs them
 
         device = torch.device(self._device())
-        data = _TensorData(tokens, train_set["ids"], train_set["weights"], device)
+        data = TokenTensors(tokens, train_set["ids"], train_set["weights"], device)
         val_loss = None
         if val_texts is not None:
             val_texts = check_texts(val_texts)
             val_values = check_targets(val_targets, len(val_texts), k, specials, allow_nan=missing == "mask")
             val_set = self._encode_targets(codec, val_values, missing)
-            val_data = _TensorData(tokenizer.encode(val_texts, self.max_input_len), val_set["ids"],
+            val_data = TokenTensors(tokenizer.encode(val_texts, self.max_input_len), val_set["ids"],
                                    val_set["weights"], device)  # fmt: skip
             val_loss = val_data.mean_loss
         sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
@@ -274,14 +276,11 @@ class RegressionLM:
         return self._write_files(Path(path), weights=True)
 
     def _write_files(self, path: Path, weights: bool) -> Path:
-        path.mkdir(parents=True, exist_ok=True)
-        self.tokenizer_.save(path / f".{TOKENIZER_FILE}.tmp")
-        os.replace(path / f".{TOKENIZER_FILE}.tmp", path / TOKENIZER_FILE)
+        self.tokenizer_.save(path / TOKENIZER_FILE)
         if not weights:
             return path
         state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
-        save_file(state, str(path / f".{WEIGHTS_FILE}.tmp"))
-        os.replace(path / f".{WEIGHTS_FILE}.tmp", path / WEIGHTS_FILE)
+        write_atomic(path / WEIGHTS_FILE, safetensors_bytes(state))
         config = {
             "coderlm_version": __version__,
             "kind": type(self).__name__,
@@ -291,7 +290,7 @@ class RegressionLM:
             "codec": self.codec_.to_dict(),
             "fit_report": self.fit_report_,
         }
-        atomic_write_text(path / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
+        write_atomic(path / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
         return path
 
     @classmethod
@@ -341,9 +340,7 @@ class RegressionLM:
             raise RuntimeError(f"this {type(self).__name__} is not fitted yet: call fit() or load() first")
 
     def _device(self) -> str:
-        if self.device == "auto":
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        return self.device
+        return resolve_device(self.device)
 
     def _automaton(self):
         return self.codec_.automaton.to(self._device())
@@ -360,41 +357,9 @@ class RegressionLM:
         tokens = self.tokenizer_.encode(texts, self.max_input_len)
         self._log_truncation(tokens)
         kept = tokens.mask.sum(1)
-        order = np.argsort(-kept, kind="stable")
         self.model_.eval()
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in length_sorted_batches(kept, self.batch_size):
             width = int(kept[rows].max())
             ids = torch.from_numpy(tokens.ids[rows, :width]).to(self._device())
             mask = torch.from_numpy(tokens.mask[rows, :width]).to(self._device())
             yield rows, (ids, mask)
-
-
-class _TensorData:
-    """Padded input ids, target ids and loss weights; batches trimmed to their longest row."""
-
-    def __init__(self, tokens: TokenBatch, targets: np.ndarray, weights: np.ndarray, device: torch.device) -> None:
-        self.ids, self.mask = torch.from_numpy(tokens.ids), torch.from_numpy(tokens.mask)
-        self.targets, self.weights = torch.from_numpy(targets), torch.from_numpy(weights)
-        self.device = device
-
-    def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
-        rows_t = torch.from_numpy(np.asarray(rows, dtype=np.int64))
-        width = max(int(self.mask[rows_t].sum(1).max()), 1)
-        return {
-            "ids": self.ids[rows_t, :width].to(self.device),
-            "mask": self.mask[rows_t, :width].to(self.device),
-            "targets": self.targets[rows_t].to(self.device),
-            "weights": self.weights[rows_t].to(self.device),
-        }
-
-    def mean_loss(self, objective: torch.nn.Module, batch_size: int = 64) -> float:
-        """Token-weighted mean loss over all rows, in batches of similar length."""
-        order = np.argsort(-self.mask.sum(1).numpy(), kind="stable")
-        total = count = 0.0
-        for start in range(0, len(order), batch_size):
-            batch = self.batch(order[start : start + batch_size])
-            weight = float(batch["weights"].sum())
-            total += float(objective(batch)) * weight
-            count += weight
-        return total / max(count, 1.0)

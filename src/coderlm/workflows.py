@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from coderlm.atomic import write_atomic
 from coderlm.data import DatasetError, read_dataset
 from coderlm.estimator import RegressionLM
 from coderlm.numbers.formats import IEEE, P10, NumberFormat
-from coderlm.training.checkpoint import atomic_write_text
 
 log = logging.getLogger("coderlm")
 
@@ -84,7 +84,7 @@ def train_run(
     )  # fmt: skip
     record = {"data": str(data), "val": str(val) if val else None, "objectives": arrays.objectives,
               "missing": missing, "skipped": arrays.skipped, "fit_report": rlm.fit_report_}  # fmt: skip
-    atomic_write_text(out / "train_summary.json", json.dumps(record, indent=2) + "\n")
+    write_atomic(out / "train_summary.json", json.dumps(record, indent=2) + "\n")
     return rlm
 
 
@@ -167,7 +167,7 @@ def evaluate_run(model: str | Path, data: str | Path, report: str | Path, *, num
         rows.append(_summary_row(name, metrics[name], rlm.objectives_))
     write_report(report, metrics["rlm"], predicted, arrays.targets, rlm.objectives_, tasks,
                  extra_tables=[("Spearman by method", rows)])  # fmt: skip
-    atomic_write_text(Path(report) / "comparison.json", json.dumps(to_json(metrics), indent=2) + "\n")
+    write_atomic(Path(report) / "comparison.json", json.dumps(to_json(metrics), indent=2) + "\n")
     print(markdown_table(rows))
     return metrics
 

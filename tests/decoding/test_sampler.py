@@ -71,9 +71,14 @@ def test_seeded_sampling_is_reproducible(codec, inputs):
 
 
 def all_sequences(codec: NumberCodec) -> torch.Tensor:
-    seqs = itertools.product(range(codec.vocab_size), repeat=codec.total_length)
-    ids = torch.tensor(list(seqs))
-    return ids[codec.automaton.accepts(ids)]
+    """Every sequence the automaton accepts: valid single numbers, then all their combinations."""
+    single = NumberCodec(codec.format, 1, codec.specials)
+    ids = torch.tensor(list(itertools.product(range(single.vocab_size), repeat=single.total_length)))
+    numbers = ids[single.automaton.accepts(ids)].tolist()
+    combos = itertools.product(numbers, repeat=codec.num_objectives)
+    combined = torch.tensor([list(itertools.chain.from_iterable(c)) for c in combos])
+    assert codec.automaton.accepts(combined).all()
+    return combined
 
 
 def test_log_prob_is_normalized_over_valid_sequences():

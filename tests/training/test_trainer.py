@@ -161,8 +161,9 @@ result = trainer.run()
 flat = torch.cat([p.detach().flatten() for p in trainer.objective.parameters()])
 gathered = [torch.zeros_like(flat) for _ in range(dist.get_world_size())]
 dist.all_gather(gathered, flat)
-print(json.dumps({"rank": dist.get_rank(), "same": all(torch.equal(g, flat) for g in gathered),
-                  "losses": result.losses}))
+report = {"rank": dist.get_rank(), "same": all(torch.equal(g, flat) for g in gathered), "losses": result.losses}
+with open(f"{sys.argv[1]}-rank{dist.get_rank()}.json", "w") as f:  # one file per rank: stdout lines interleave
+    json.dump(report, f)
 dist.destroy_process_group()
 """
 
@@ -176,7 +177,7 @@ def test_ddp_two_cpu_processes(tmp_path):
            str(script), str(tmp_path / "run")]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
-    reports = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    reports = [json.loads((tmp_path / f"run-rank{rank}.json").read_text()) for rank in (0, 1)]
     assert sorted(r["rank"] for r in reports) == [0, 1]
     assert all(r["same"] for r in reports)  # gradients were averaged: replicas stay identical
     assert reports[0]["losses"] == reports[1]["losses"]  # the logged loss is the mean over ranks

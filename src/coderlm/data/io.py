@@ -22,11 +22,9 @@ Writes are atomic: a temporary file in the same folder, then ``os.replace``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -34,6 +32,7 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from coderlm.atomic import atomic_file
 from coderlm.data.schema import Dataset, DatasetError, Example, example_from_row
 
 JSONL_SUFFIXES = (".jsonl", ".json")
@@ -86,7 +85,7 @@ def write_dataset(path: str | os.PathLike, data: Dataset | Iterable[Example]) ->
         if not isinstance(example, Example):
             raise DatasetError(path, f"item {i} is {type(example).__name__}, expected Example")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _atomic(path) as file:
+    with atomic_file(path) as file:
         if kind == "jsonl":
             _write_jsonl(file, examples, path)
         else:
@@ -204,20 +203,3 @@ def _write_parquet(file: IO[bytes], examples: list[Example], path: Path) -> None
                 writer.write_table(pa.Table.from_pydict(columns, schema=PARQUET_SCHEMA))
             except (pa.ArrowException, UnicodeEncodeError) as exc:
                 raise DatasetError(path, f"cannot write rows {start + 1}-{start + len(chunk)}: {exc}") from None
-
-
-# ---------------------------------------------------------------------------------------------------- atomic
-@contextlib.contextmanager
-def _atomic(path: Path) -> Iterator[IO[bytes]]:
-    """A new binary file beside ``path`` that replaces it on success and is removed on any error."""
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        with open(temp, "xb") as file:
-            yield file
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise

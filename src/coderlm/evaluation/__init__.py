@@ -4,7 +4,7 @@ Figures live in ``coderlm.evaluation.plots`` (imported on demand, as it loads ma
 """
 
 from coderlm.evaluation.metrics import best_of_group, group_spearman, interval_coverage, regression_metrics
-from coderlm.evaluation.report import evaluate, markdown_table, to_json, write_atomic, write_report
+from coderlm.evaluation.report import evaluate, markdown_table, to_json, write_report
 
 __all__ = [
     "best_of_group",
@@ -14,6 +14,5 @@ __all__ = [
     "markdown_table",
     "regression_metrics",
     "to_json",
-    "write_atomic",
     "write_report",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from coderlm.evaluation.report import write_atomic
+from coderlm.atomic import write_atomic
 
 LOG_SPAN = 100.0  # log axes when max / min of all-positive values exceeds this
 MAX_LEGEND = 10  # most labels that get their own colour in a scatter

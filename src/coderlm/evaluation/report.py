@@ -11,31 +11,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from coderlm.atomic import write_atomic
 from coderlm.evaluation.metrics import best_of_group, group_spearman, interval_coverage, regression_metrics
 
 ALL = "all"
-
-
-def write_atomic(path: str | Path, data: bytes | str) -> Path:
-    """Writes ``data`` to a temporary file next to ``path``, then renames it over ``path``."""
-    path = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def to_json(value):

@@ -53,11 +53,21 @@ class TargetScaler:
         self.span_: dict[str, np.ndarray] = {}
 
     def fit(self, targets: np.ndarray, tasks: list[str] | None = None) -> TargetScaler:
+        """Missing targets (NaN) are ignored; a task that never has an objective uses the all-task scale."""
         tasks = tasks or [""] * len(targets)
-        groups = {"*": np.ones(len(targets), bool)} | {t: np.asarray(tasks) == t for t in set(tasks)}
+        groups = {"*": np.ones(len(targets), bool)} | {t: np.asarray(tasks) == t for t in sorted(set(tasks))}
         for name, rows in groups.items():
-            low, high = np.nanmin(targets[rows], 0), np.nanmax(targets[rows], 0)
-            self.low_[name], self.span_[name] = low, np.where(high > low, high - low, 1.0)
+            present = ~np.isnan(targets[rows])
+            big = np.where(present, targets[rows], -np.inf).max(0)
+            small = np.where(present, targets[rows], np.inf).min(0)
+            seen = present.any(0)
+            if name != "*":
+                small, big = (
+                    np.where(seen, small, self.low_["*"]),
+                    np.where(seen, big, self.low_["*"] + self.span_["*"]),
+                )
+            low = np.where(np.isfinite(small), small, 0.0)
+            self.low_[name], self.span_[name] = low, np.where(big > low, big - low, 1.0)
         return self
 
     def _params(self, tasks: list[str] | None, n: int) -> tuple[np.ndarray, np.ndarray]:

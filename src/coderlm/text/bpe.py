@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from coderlm.atomic import write_atomic
+
 PAD, START = "<pad>", "<s>"
 
 
@@ -84,7 +86,8 @@ class BPETokenizer:
         return self.tokenizer.decode([i for i in ids if i not in (self.pad_id, self.start_id)])
 
     def save(self, path: str | Path) -> None:
-        self.tokenizer.save(str(path))
+        """Write the tokenizer as one JSON file, atomically."""
+        write_atomic(path, self.tokenizer.to_str(pretty=True))
 
     @classmethod
     def load(cls, path: str | Path) -> BPETokenizer:

@@ -50,14 +50,6 @@ def unflatten_state(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return obj
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                     scheduler: Any, step: int, extra: dict[str, Any]) -> Path:  # fmt: skip
     """Write checkpoint ``folder`` atomically (replacing an older one of the same name)."""

@@ -28,7 +28,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coderlm.training.checkpoint import atomic_write_text, load_checkpoint, save_checkpoint
+from coderlm.atomic import write_atomic
+from coderlm.training.checkpoint import load_checkpoint, save_checkpoint
 from coderlm.training.config import TrainConfig
 from coderlm.training.distributed import DistInfo, barrier, mean_across_ranks, setup_distributed
 from coderlm.training.sampling import BatchSampler
@@ -224,7 +225,7 @@ class Trainer:
             folder = self._checkpoints / f"step-{step:07d}"
             extra = {"best_val_loss": best, "bad_evals": bad_evals}
             save_checkpoint(folder, self.objective, optimizer, scheduler, step, extra)
-            atomic_write_text(self._checkpoints / "latest", folder.name + "\n")
+            write_atomic(self._checkpoints / "latest", folder.name + "\n")
             old = sorted(p for p in self._checkpoints.glob("step-*") if p.is_dir())
             for stale in old[: -self.config.keep_checkpoints]:
                 shutil.rmtree(stale, ignore_errors=True)
@@ -241,7 +242,7 @@ class Trainer:
         metrics = self.run_dir / METRICS_FILE
         if metrics.is_file():  # drop lines logged after the checkpoint: those steps run again
             kept = [line for line in metrics.read_text().splitlines() if line and json.loads(line)["step"] <= step]
-            atomic_write_text(metrics, "".join(line + "\n" for line in kept))
+            write_atomic(metrics, "".join(line + "\n" for line in kept))
         self._best_state = None
         return step, state["extra"].get("best_val_loss"), state["extra"].get("bad_evals", 0)
 

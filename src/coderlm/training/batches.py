@@ -1,0 +1,48 @@
+"""Training tensors held once, cut into batches by row index; each batch trimmed to its longest row."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from coderlm.text.bpe import TokenBatch
+
+
+class TokenTensors:
+    """Padded input ids and mask, targets and loss weights, as tensors; ``batch(rows)`` gives the
+    keyword arguments of a model's ``loss`` (ids, mask, targets, weights) on ``device``."""
+
+    def __init__(self, tokens: TokenBatch, targets: np.ndarray, weights: np.ndarray, device: torch.device) -> None:
+        self.ids, self.mask = torch.from_numpy(tokens.ids), torch.from_numpy(tokens.mask)
+        self.targets = torch.from_numpy(targets if targets.dtype == np.int64 else targets.astype(np.float32))
+        self.weights = torch.from_numpy(weights.astype(np.float32))
+        self.device = device
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
+        index = torch.from_numpy(np.asarray(rows, dtype=np.int64))
+        width = max(int(self.mask[index].sum(1).max()), 1)
+        return {
+            "ids": self.ids[index, :width].to(self.device),
+            "mask": self.mask[index, :width].to(self.device),
+            "targets": self.targets[index].to(self.device),
+            "weights": self.weights[index].to(self.device),
+        }
+
+    def mean_loss(self, objective: torch.nn.Module, batch_size: int = 64) -> float:
+        """Weight-averaged loss over all rows (``objective(batch)`` is a weighted mean per batch)."""
+        total = count = 0.0
+        for rows in length_sorted_batches(self.mask.sum(1).numpy(), batch_size):
+            batch = self.batch(rows)
+            weight = float(batch["weights"].sum())
+            total += float(objective(batch)) * weight
+            count += weight
+        return total / max(count, 1.0)
+
+
+def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Row indices in batches of similar length (longest first), so batches carry little padding."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
