@@ -164,8 +164,51 @@ def run_split(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------- collect
+def add_collect(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("collect", help="build labelled datasets by running things")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    nas = kinds.add_parser("nas", help="NAS-Bench-201 networks as ONNX text, with FLOPs, params, CPU latency",
+                           description="Samples cells, builds each network in PyTorch, exports it to ONNX, "
+                           "serializes it as text and labels it. Resumable: rerun the same command.")  # fmt: skip
+    nas.add_argument("--space", choices=["nb201"], default="nb201", help="search space (default nb201)")
+    nas.add_argument("--count", type=int, default=200, help="networks to collect (default 200; 0 = all 15,625)")
+    nas.add_argument(
+        "--labels",
+        type=_csv,
+        default=["flops", "params", "latency_cpu"],
+        help="comma-separated from flops, macs, params, latency_cpu (default flops,params,latency_cpu)",
+    )
+    nas.add_argument("--out", required=True, help="dataset file (.jsonl) or folder (gets nb201.jsonl)")
+    nas.add_argument("--join", help="nasbench201.csv: add its accuracies and 27 device latencies as targets")
+    nas.add_argument("--seed", type=int, default=0, help="which cells, in which order (default 0)")
+    nas.add_argument("--workers", type=int, default=1, help="export processes (>1 adds noise to latency)")
+    nas.add_argument("--cells-per-stage", type=int, default=5, help="cells per stage of the skeleton (default 5)")
+    nas.add_argument("--text-style", choices=["compact", "minimal", "onnx"], default="compact",
+                     help="ONNX text style (docs/onnx_text.md)")  # fmt: skip
+    nas.add_argument("--latency-threads", type=int, default=1, help="onnxruntime threads (default 1)")
+    nas.add_argument("--batch-size", type=int, default=1, help="batch size for export and latency (default 1)")
+    nas.add_argument("--no-progress", action="store_true", help="no progress bar")
+    nas.set_defaults(run=run_collect_nas)
+
+
+def run_collect_nas(args: argparse.Namespace) -> int:
+    from coderlm.collect.nas_collect import collect_nas
+
+    report = collect_nas(
+        args.out, args.count or None, args.labels, seed=args.seed, workers=args.workers,
+        cells_per_stage=args.cells_per_stage, text_style=args.text_style, latency_threads=args.latency_threads,
+        batch_size=args.batch_size, join_csv=args.join, progress=not args.no_progress,
+    )  # fmt: skip
+    print(json.dumps({"dataset": str(report.path), "requested": report.requested,
+                      "already_done": report.already_done, "collected": report.collected}))  # fmt: skip
+    return 0
+
+
 # ------------------------------------------------------------------------- main
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_train, add_predict, add_evaluate, add_split]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_train, add_predict, add_evaluate, add_split, add_collect,
+]  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

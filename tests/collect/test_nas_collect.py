@@ -1,0 +1,50 @@
+import json
+
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from coderlm.cli import main
+from coderlm.collect.nas_collect import collect_nas, done_cells, sample_cells
+from coderlm.data import read_dataset
+
+
+def test_collect_resume_and_join(tmp_path):
+    cells = sample_cells(3, seed=0)
+    table = tmp_path / "nb201.csv"
+    table.write_text(f"index,arch,c10_test_acc_200ep,lat_ms_pixel3\n7,{cells[0]},91.5,12\n8,{cells[1]},88,9\n")
+    out = tmp_path / "data"
+    first = collect_nas(out, 2, ["flops", "params", "latency_cpu"], cells_per_stage=1, join_csv=table, progress=False)
+    assert (first.requested, first.already_done, first.collected) == (2, 0, 2)
+    dataset = read_dataset(out / "nb201.jsonl")  # the project's dataset format
+    rows = list(dataset)
+    assert [r.meta["cell"] for r in rows] == cells[:2] and rows[0].group == cells[0]
+    assert rows[0].targets["c10_test_acc_200ep"] == 91.5 and rows[1].targets["lat_ms_pixel3"] == 9
+    assert rows[0].targets["flops"] > 0 and rows[0].targets["params"] > 0 and rows[0].targets["latency_cpu"] > 0
+    assert rows[0].text.startswith("onnx opset=")
+
+    # a kill mid-write leaves half a line: resume cuts it off and collects only what is missing
+    with open(out / "nb201.jsonl", "a") as f:
+        f.write('{"text": "half a ro')
+    second = collect_nas(out, 3, ["flops"], cells_per_stage=1, progress=False)
+    assert (second.already_done, second.collected) == (2, 1)
+    assert done_cells(out / "nb201.jsonl") == set(cells)
+    assert len(read_dataset(out / "nb201.jsonl")) == 3
+
+
+def test_cli_collect_and_errors(tmp_path, capsys):
+    out = tmp_path / "d.jsonl"
+    args = ["collect", "nas", "--count", "1", "--cells-per-stage", "1", "--labels", "params", "--no-progress"]
+    assert main([*args, "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["collected"] == 1
+    assert main([*args, "--out", str(out)]) == 0  # nothing left to do
+    assert json.loads(capsys.readouterr().out) == {"dataset": str(out), "requested": 1, "already_done": 1,
+                                                   "collected": 0}  # fmt: skip
+    assert main(["collect", "nas", "--out", str(out), "--labels", "speed"]) == 2
+    assert "unknown label(s) ['speed']" in capsys.readouterr().err
+    assert main(["collect", "nas", "--out", str(out), "--join", str(tmp_path / "missing.csv")]) == 2
+    assert "missing.csv: no such file" in capsys.readouterr().err
+    (tmp_path / "bad.jsonl").write_text('{"text": "x"}\n')
+    assert main(["collect", "nas", "--out", str(tmp_path / "bad.jsonl")]) == 2
+    assert "bad.jsonl:1: not a row written by the NAS collector" in capsys.readouterr().err
