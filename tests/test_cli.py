@@ -53,8 +53,8 @@ def test_split_train_resume_predict_evaluate(tmp_path, capsys):
     assert summary["steps"] == 40 and summary["objectives"] == ["bytes", "lines"]
 
     # the resumed run's loss curve equals an uninterrupted run's
-    straight = tmp_path / "straight"
-    assert main(["train", *common[:4], "--out", str(straight), *common[6:]]) == 0
+    straight = tmp_path / "straight"  # a subprocess too: same threads, same arithmetic
+    assert coderlm("train", *common[:4], "--out", str(straight), *common[6:]).returncode == 0
     curve = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     reference = [json.loads(line) for line in (straight / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in curve] == list(range(1, 41))

@@ -10,6 +10,7 @@ import argparse
 import csv
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from coderlm.training.config import TrainConfig
 
 RLM_SET = {"input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id"}
 TRAIN_TOP_LEVEL = ["data", "val", "out", "objectives", "missing", "resume", "specials", "number_format",
-                   "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits", "vocab_size",
+                   "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits", "vocab_size", "pretokenize",
                    "max_input_len", "num_samples", "temperature", "batch_size_predict", "device"]  # fmt: skip
 
 
@@ -48,6 +49,8 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--exponent-digits", type=int, help="IEEE exponent digits (default 1)")
     g = p.add_argument_group("estimator")
     g.add_argument("--vocab-size", type=int, help="input BPE vocabulary learned from the data (default 4096)")
+    g.add_argument("--pretokenize", choices=["code", "lines"],
+                   help="BPE merge boundaries: code (default) or lines (shorter for ONNX text)")  # fmt: skip
     g.add_argument("--max-input-len", type=int, help="encoder context in tokens; longer inputs truncated (512)")
     g.add_argument("--num-samples", type=int, help="samples per prediction (default 64)")
     g.add_argument("--temperature", type=float, help="sampling temperature; 0 = greedy (default 1)")
@@ -80,8 +83,8 @@ def run_train(args: argparse.Namespace) -> int:
         missing=opts.get("missing", "skip"), number=number, specials=opts.get("specials") or (),
         model=opts["model"], training=opts["training"], estimator=estimator, resume=bool(opts.get("resume")),
     )  # fmt: skip
-    report = rlm.fit_report_
-    print(json.dumps({"run": str(opts["out"]), "objectives": rlm.objectives_, **report}))
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
+        print(json.dumps({"run": str(opts["out"]), "objectives": rlm.objectives_, **rlm.fit_report_}))
     return 0
 
 
@@ -224,6 +227,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="coderlm: %(message)s")
+    code = _run_reporting_errors(args)
+    from coderlm.training.distributed import exit_process, shutdown_distributed
+
+    if shutdown_distributed():  # under torchrun: every rank leaves the group together, then exits
+        exit_process(code)
+    return code
+
+
+def _run_reporting_errors(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
     except (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:

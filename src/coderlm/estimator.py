@@ -56,6 +56,9 @@ class RegressionLM:
         specials: special values to learn as tokens, from ``("nan", "+inf",
             "-inf", "invalid")``; without them non-finite targets are an error.
         vocab_size: size of the input BPE vocabulary learned in ``fit``.
+        pretokenize: where BPE merges stop: ``"code"`` (words, punctuation, single
+            digits; default) or ``"lines"`` (only line ends; far shorter for
+            machine-written text such as ONNX graphs).
         max_input_len: encoder context in tokens; longer texts are truncated
             (and counted in ``fit_report_`` / the log).
         model: model size options, e.g. ``{"encoder_layers": 4}`` (see ``ModelConfig``).
@@ -72,6 +75,7 @@ class RegressionLM:
         *,
         specials: Sequence[str] = (),
         vocab_size: int = 4096,
+        pretokenize: str = "code",
         max_input_len: int = 512,
         model: dict | None = None,
         training: dict | None = None,
@@ -83,6 +87,7 @@ class RegressionLM:
         self.number_format = number_format
         self.specials = specials
         self.vocab_size = vocab_size
+        self.pretokenize = pretokenize
         self.max_input_len = max_input_len
         self.model = model
         self.training = training
@@ -143,7 +148,7 @@ class RegressionLM:
         if resume and (run_dir / TOKENIZER_FILE).is_file():
             tokenizer = BPETokenizer.load(run_dir / TOKENIZER_FILE)
         else:
-            tokenizer = BPETokenizer.train(texts, self.vocab_size)
+            tokenizer = BPETokenizer.train(texts, self.vocab_size, pretokenize=self.pretokenize)
         tokens = tokenizer.encode(texts, self.max_input_len)
         self._log_truncation(tokens)
         config = ModelConfig(
@@ -327,6 +332,7 @@ class RegressionLM:
             "number_format": self.number_format.to_dict() if self.number_format is not None else None,
             "specials": list(self.specials),
             "vocab_size": self.vocab_size,
+            "pretokenize": self.pretokenize,
             "max_input_len": self.max_input_len,
             "model": self.model,
             "training": self.training,

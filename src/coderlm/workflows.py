@@ -22,7 +22,7 @@ from coderlm.numbers.formats import IEEE, P10, NumberFormat
 
 log = logging.getLogger("coderlm")
 
-ESTIMATOR_OPTIONS = ("vocab_size", "max_input_len", "num_samples", "temperature", "batch_size", "device")
+ESTIMATOR_OPTIONS = ("vocab_size", "pretokenize", "max_input_len", "num_samples", "temperature", "batch_size", "device")
 
 
 def number_format(kind: str = "p10", **options: Any) -> NumberFormat:

@@ -59,3 +59,24 @@ def test_save_load(tokenizer, tmp_path):
 def test_vocab_size_too_small():
     with pytest.raises(ValueError, match="vocab_size must be >= 259"):
         BPETokenizer.train(CODE, vocab_size=100)
+
+
+MACHINE_TEXT = [
+    "".join(f"t{i + k} = Conv[pads=[1,1,1,1]](t{i + k - 1}, w{k}[16,16,3,3])  # [1,16,32,32]\n" for k in range(20))
+    for i in range(30)
+]
+
+
+def test_lines_pretokenizer_compresses_machine_text_and_round_trips():
+    code = BPETokenizer.train(MACHINE_TEXT, vocab_size=600)
+    lines = BPETokenizer.train(MACHINE_TEXT, vocab_size=600, pretokenize="lines")
+    text = MACHINE_TEXT[3]
+    assert lines.decode(lines.tokenize([text])[0]) == text
+    assert len(lines.tokenize([text])[0]) < len(code.tokenize([text])[0]) / 2
+    pieces = [lines.tokenizer.id_to_token(i) for i in lines.tokenize([text])[0]]
+    assert any("16,16,3,3" in piece for piece in pieces)  # merges span digits and punctuation
+
+
+def test_unknown_pretokenizer():
+    with pytest.raises(ValueError, match="pretokenize must be one of"):
+        BPETokenizer.train(CODE, pretokenize="words")

@@ -152,6 +152,7 @@ def test_config_errors_name_the_option(options, message):
 DDP_SCRIPT = """
 import json, sys, torch, torch.distributed as dist
 from coderlm.training import BatchSampler, TrainConfig, Trainer
+from coderlm.training.distributed import exit_process, shutdown_distributed
 from tests.training.toy import Toy, collate_for, toy_data
 torch.manual_seed(0)
 x, y = toy_data()
@@ -164,7 +165,8 @@ dist.all_gather(gathered, flat)
 report = {"rank": dist.get_rank(), "same": all(torch.equal(g, flat) for g in gathered), "losses": result.losses}
 with open(f"{sys.argv[1]}-rank{dist.get_rank()}.json", "w") as f:  # one file per rank: stdout lines interleave
     json.dump(report, f)
-dist.destroy_process_group()
+if shutdown_distributed():
+    exit_process(0)
 """
 
 
@@ -173,7 +175,7 @@ def test_ddp_two_cpu_processes(tmp_path):
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29531",
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            str(script), str(tmp_path / "run")]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     assert out.returncode == 0, out.stderr[-3000:]

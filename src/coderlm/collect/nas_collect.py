@@ -77,7 +77,6 @@ def collect_one(job: NasJob) -> dict[str, Any]:
     from coderlm.collect.onnx_export import export_onnx
     from coderlm.collect.onnx_text import onnx_to_text
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)  # weights never reach the text; fixed anyway for reproducible latency inputs
     network = build_network(job.cell, cells_per_stage=job.cells_per_stage)
     model = export_onnx(network, (job.batch_size, 3, 32, 32))
@@ -188,8 +187,16 @@ def collect_nas(
 
 
 def _run(jobs: list[NasJob], workers: int) -> Iterator[dict[str, Any]]:
+    """Rows in job order; each export runs on one torch thread (the caller's setting is restored)."""
+    import torch
+
     if workers == 1 or len(jobs) <= 1:
-        yield from map(collect_one, jobs)
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield from map(collect_one, jobs)
+        finally:
+            torch.set_num_threads(before)
         return
-    with get_context("spawn").Pool(workers) as pool:
+    with get_context("spawn").Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
         yield from pool.imap(collect_one, jobs)

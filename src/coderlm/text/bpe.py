@@ -18,6 +18,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from coderlm.atomic import write_atomic
 
 PAD, START = "<pad>", "<s>"
+PRETOKENIZERS = ("code", "lines")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,14 +44,32 @@ class BPETokenizer:
         self.tokenizer = tokenizer
 
     @classmethod
-    def train(cls, texts: Sequence[str], vocab_size: int = 4096, min_frequency: int = 2) -> BPETokenizer:
-        """Learn merges from ``texts`` until ``vocab_size`` tokens or no pair occurs ``min_frequency`` times."""
+    def train(cls, texts: Sequence[str], vocab_size: int = 4096, min_frequency: int = 2,
+              pretokenize: str = "code") -> BPETokenizer:  # fmt: skip
+        """Learn merges from ``texts`` until ``vocab_size`` tokens or no pair occurs ``min_frequency`` times.
+
+        ``pretokenize`` sets where merges may not cross:
+
+        * ``"code"`` (default): word, punctuation and whitespace boundaries, and every
+          digit on its own; numbers in the text are read digit by digit.
+        * ``"lines"``: only line ends; merges may span punctuation and digits, so the
+          recurring pieces of machine-written text (``[1,16,32,32]``, ``= Conv[pads=``)
+          become single tokens. Much shorter for ONNX text.
+        """
         if vocab_size < 259:
             raise ValueError(f"vocab_size must be >= 259 (256 bytes, <pad>, <s> and one merge), got {vocab_size}")
+        if pretokenize not in PRETOKENIZERS:
+            raise ValueError(f"pretokenize must be one of {PRETOKENIZERS}, got {pretokenize!r}")
         tokenizer = Tokenizer(models.BPE())
-        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-            [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
-        )
+        if pretokenize == "code":
+            tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+                [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+            )
+        else:
+            tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+                [pre_tokenizers.Split("\n", behavior="merged_with_previous"),
+                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+            )  # fmt: skip
         tokenizer.decoder = decoders.ByteLevel()
         trainer = trainers.BpeTrainer(
             vocab_size=vocab_size,

@@ -46,3 +46,27 @@ def mean_across_ranks(value: float, info: DistInfo, device: torch.device) -> flo
 def barrier(info: DistInfo) -> None:
     if info.enabled:
         dist.barrier()
+
+
+def shutdown_distributed() -> bool:
+    """Leave the process group cleanly: wait for every rank, then destroy it. True if there was one.
+
+    A process that was in a gloo group should then end with ``os._exit`` (see
+    ``exit_process``): on torch 2.13 its normal interpreter exit sometimes aborts in a
+    C++ destructor ("terminate called without an active exception") after all the
+    work is done, which would turn a finished run into a failed one.
+    """
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+        return True
+    return False
+
+
+def exit_process(code: int) -> None:
+    """Flush Python's streams and end the process now, skipping C++ static destructors."""
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
