@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from coderlm.cli_options import ConfigError, add_dataclass_flags, load_yaml_config, merge_options
-from coderlm.model.config import ModelConfig
+from coderlm.model.config import DERIVED_FIELDS, ModelConfig
 from coderlm.numbers.codec import SPECIAL_TOKENS
 from coderlm.training.config import TrainConfig
 
-RLM_SET = {"input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id"}
 TRAIN_TOP_LEVEL = ["data", "val", "out", "objectives", "missing", "resume", "specials", "number_format",
                    "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits", "vocab_size", "pretokenize",
                    "max_input_len", "num_samples", "temperature", "batch_size_predict", "device"]  # fmt: skip
@@ -56,7 +55,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--temperature", type=float, help="sampling temperature; 0 = greedy (default 1)")
     g.add_argument("--batch-size-predict", type=int, help="inputs per forward pass when predicting (default 16)")
     g.add_argument("--device", help="cpu, cuda or auto (default cpu)")
-    add_dataclass_flags(p, ModelConfig, skip=RLM_SET, title="model")
+    add_dataclass_flags(p, ModelConfig, skip=set(DERIVED_FIELDS), title="model")
     add_dataclass_flags(p, TrainConfig, title="training")
     p.set_defaults(run=run_train)
 
@@ -65,7 +64,7 @@ def run_train(args: argparse.Namespace) -> int:
     from coderlm.workflows import train_run
 
     config = load_yaml_config(args.config) if args.config else {}
-    sections = {"model": _fields(ModelConfig) - RLM_SET, "training": _fields(TrainConfig)}
+    sections = {"model": _fields(ModelConfig) - set(DERIVED_FIELDS), "training": _fields(TrainConfig)}
     opts = merge_options(args, config, {k: sorted(v) for k, v in sections.items()}, TRAIN_TOP_LEVEL,
                          args.config or "command line")  # fmt: skip
     for required in ("data", "out"):

@@ -27,11 +27,10 @@ from coderlm.data.checks import check_targets, check_texts
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
 from coderlm.devices import resolve_device
-from coderlm.model.config import ModelConfig
+from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
-from coderlm.options import check_options
 from coderlm.text.bpe import BPETokenizer, TokenBatch
 from coderlm.training.batches import TokenTensors, length_sorted_batches
 from coderlm.training.config import TrainConfig
@@ -42,9 +41,6 @@ from coderlm.training.trainer import Trainer
 log = logging.getLogger("coderlm")
 
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
-_MODEL_SIZE_OPTIONS = set(ModelConfig.__dataclass_fields__) - {
-    "input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id",
-}  # fmt: skip
 
 
 class RegressionLM:
@@ -133,11 +129,7 @@ class RegressionLM:
             raise ValueError(f"got {len(names)} objective names for {k} objectives")
         if tasks is not None and len(tasks) != len(texts):
             raise ValueError(f"got {len(tasks)} task labels for {len(texts)} texts")
-        model_options = dict(self.model or {})
-        check_options(ModelConfig, model_options, "model")
-        bad = sorted(set(model_options) - _MODEL_SIZE_OPTIONS)
-        if bad:
-            raise ValueError(f"model option(s) {bad} are set by RegressionLM itself")
+        model_options = size_options(self.model, type(self).__name__)
         train_config = TrainConfig.from_dict(dict(self.training or {}))
         run_dir = Path(run_dir) if run_dir is not None else None
         if resume and run_dir is None:

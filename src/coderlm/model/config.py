@@ -61,3 +61,17 @@ class ModelConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+# Fields an estimator derives from its tokenizer, codec and options; users set the rest.
+DERIVED_FIELDS = ("input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id")
+
+
+def size_options(values: dict[str, Any] | None, owner: str) -> dict[str, Any]:
+    """A user's model options: ModelConfig fields, none of the derived ones; errors name the bad keys."""
+    options = dict(values or {})
+    check_options(ModelConfig, options, "model")
+    derived = sorted(set(options) & set(DERIVED_FIELDS))
+    if derived:
+        raise ValueError(f"model option(s) {derived} are set by {owner} itself")
+    return options

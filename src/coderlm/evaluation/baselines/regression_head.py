@@ -22,18 +22,14 @@ import torch
 from coderlm.data.checks import check_texts
 from coderlm.devices import resolve_device
 from coderlm.evaluation.baselines.length import check_fit_inputs, check_fitted, check_tasks
-from coderlm.model.config import ModelConfig
+from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.regression_head import RegressionHead, TargetScaler
-from coderlm.options import check_options
 from coderlm.text.bpe import BPETokenizer
 from coderlm.training.batches import TokenTensors, length_sorted_batches
 from coderlm.training.config import TrainConfig
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
-
-# ModelConfig fields this class sets itself; every other field may be passed in ``model``.
-_SET_HERE = ("input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id")
 
 
 class RegressionHeadRegressor:
@@ -71,11 +67,7 @@ class RegressionHeadRegressor:
     def fit(self, texts: Sequence[str], targets, tasks: Sequence[str] | None = None) -> RegressionHeadRegressor:
         """Learn the BPE vocabulary, then train the model; missing (NaN) objectives get zero loss weight."""
         texts, values, tasks = check_fit_inputs(texts, targets, tasks)
-        model_options = dict(self.model or {})
-        check_options(ModelConfig, model_options, "model")
-        bad = sorted(set(model_options) & set(_SET_HERE))
-        if bad:
-            raise ValueError(f"model option(s) {bad} are set by {type(self).__name__} itself")
+        model_options = size_options(self.model, type(self).__name__)
         train_config = TrainConfig.from_dict(dict(self.training or {}))
 
         present = ~np.isnan(values)
