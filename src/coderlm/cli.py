@@ -90,8 +90,9 @@ def run_train(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- predict
 def add_predict(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("predict", help="predict for input files, a dataset, or stdin",
-                       description="Each INPUT is a text file (one input), a .jsonl/.parquet dataset "
-                       "(one input per row), or - for stdin. Prints one record per input.")  # fmt: skip
+                       description="Each INPUT is a text file (one input), an .onnx model (serialized as "
+                       "coderlm collect does), a .jsonl/.parquet dataset (one input per row), or - for stdin. "
+                       "Prints one record per input.")  # fmt: skip
     p.add_argument("--model", required=True, help="run folder or saved model")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--level", type=float, default=0.9, help="central interval level (default 0.9)")
@@ -99,6 +100,8 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-samples", action="store_true", help="also print every sample")
     p.add_argument("--output", choices=["json", "csv"], default="json", help="JSON lines (default) or CSV")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--onnx-style", choices=["compact", "minimal", "onnx"], default="compact",
+                   help="how .onnx inputs become text; use the style the training data was collected with")  # fmt: skip
     p.set_defaults(run=run_predict)
 
 
@@ -107,7 +110,7 @@ def run_predict(args: argparse.Namespace) -> int:
     from coderlm.workflows import predict_records, read_inputs
 
     rlm = RegressionLM.load(args.model)
-    inputs = read_inputs(args.inputs)
+    inputs = read_inputs(args.inputs, args.onnx_style)
     records = predict_records(rlm, inputs, args.level, args.num_samples, args.all_samples, args.seed)
     if args.output == "json":
         for record in records:

@@ -88,16 +88,27 @@ def train_run(
     return rlm
 
 
-def read_inputs(paths: Sequence[str]) -> list[tuple[str, str]]:
+def read_inputs(paths: Sequence[str], onnx_style: str = "compact") -> list[tuple[str, str]]:
     """(name, text) pairs: a ``.jsonl``/``.parquet`` dataset gives one per row (named FILE:LINE),
+    an ``.onnx`` file its graph as text (``onnx_style``, as ``coderlm collect`` writes it),
     ``-`` reads one text from stdin, any other file is one text."""
     inputs: list[tuple[str, str]] = []
     for path in paths:
+        suffix = Path(path).suffix
         if path == "-":
             inputs.append(("<stdin>", sys.stdin.read()))
-        elif Path(path).suffix in (".jsonl", ".parquet"):
+        elif suffix in (".jsonl", ".parquet"):
             dataset = read_dataset(path)
             inputs.extend((f"{path}:{i + 1}", example.text) for i, example in enumerate(dataset))
+        elif suffix == ".onnx":
+            from coderlm.collect.onnx_export import load_onnx
+            from coderlm.collect.onnx_text import onnx_to_text
+
+            model = load_onnx(path)  # its errors name the file
+            try:
+                inputs.append((path, onnx_to_text(model, style=onnx_style)))
+            except ValueError as exc:
+                raise ValueError(f"{path}: {exc}") from exc
         else:
             file = Path(path)
             if not file.is_file():

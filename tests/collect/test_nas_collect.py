@@ -48,3 +48,30 @@ def test_cli_collect_and_errors(tmp_path, capsys):
     (tmp_path / "bad.jsonl").write_text('{"text": "x"}\n')
     assert main(["collect", "nas", "--out", str(tmp_path / "bad.jsonl")]) == 2
     assert "bad.jsonl:1: not a row written by the NAS collector" in capsys.readouterr().err
+
+
+def test_predict_reads_onnx_files_like_the_collector(tmp_path, capsys):
+    """An .onnx file given to predict becomes the same text the collector wrote for training."""
+    from coderlm.collect.nas import build_network
+    from coderlm.collect.onnx_export import export_onnx, save_onnx
+    from coderlm.workflows import read_inputs
+
+    out = tmp_path / "nas.jsonl"
+    collect_nas(out, 6, ["params"], cells_per_stage=1, progress=False)
+    row = next(iter(read_dataset(out)))
+    model_file = tmp_path / "net.onnx"
+    save_onnx(export_onnx(build_network(row.meta["cell"], cells_per_stage=1)), model_file)
+    assert read_inputs([str(model_file)]) == [(str(model_file), row.text)]
+
+    run = tmp_path / "run"
+    tiny = ["--encoder-dim", "32", "--decoder-dim", "32", "--encoder-heads", "4", "--decoder-heads", "4",
+            "--steps", "2", "--no-progress", "--pretokenize", "lines", "--max-input-len", "1024"]  # fmt: skip
+    assert main(["train", "--data", str(out), "--out", str(run), *tiny]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--model", str(run), str(model_file), "--num-samples", "4"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["input"] == str(model_file) and record["params"] is not None
+
+    (tmp_path / "junk.onnx").write_bytes(b"not a protobuf")
+    assert main(["predict", "--model", str(run), str(tmp_path / "junk.onnx")]) == 2
+    assert "junk.onnx: not a valid ONNX model" in capsys.readouterr().err
