@@ -17,6 +17,7 @@ import numpy as np
 
 from coderlm.atomic import write_atomic
 from coderlm.data import DatasetError, read_dataset
+from coderlm.decoding import central_interval, point_estimate
 from coderlm.estimator import RegressionLM
 from coderlm.numbers.formats import IEEE, P10, NumberFormat
 
@@ -132,8 +133,6 @@ def predict_records(
     seed: int | None = 0,
 ) -> list[dict]:
     """One flat record per input: median, interval bounds (and samples) per objective."""
-    from coderlm.decoding import central_interval, point_estimate
-
     samples = rlm.sample([text for _, text in inputs], num_samples=num_samples, seed=seed)
     medians, intervals = point_estimate(samples), central_interval(samples, level)
     records = []
@@ -161,8 +160,6 @@ def evaluate_run(model: str | Path, data: str | Path, report: str | Path, *, num
         raise ValueError("baselines need --train-data (the same training set the model saw)")
     train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask") if baselines else None
     samples = rlm.sample(arrays.texts, num_samples=num_samples, seed=seed)
-    from coderlm.decoding import central_interval, point_estimate
-
     predicted = point_estimate(samples)
     intervals = {level: central_interval(samples, level) for level in (0.5, 0.9)}
     groups = arrays.groups if any(arrays.groups) else None

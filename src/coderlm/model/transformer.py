@@ -124,9 +124,6 @@ class Memory:
     cross: list[tuple[torch.Tensor, torch.Tensor]]  # each (B, nh, T, hs)
     mask: torch.Tensor  # (B, 1, 1, T) bool
 
-    def select(self, rows: torch.Tensor) -> Memory:
-        return Memory([(k[rows], v[rows]) for k, v in self.cross], self.mask[rows])
-
 
 class CausalSelfAttention(nn.Module):
     def __init__(self, dim: int, heads: int, dropout: float) -> None:
