@@ -187,6 +187,7 @@ def add_collect(sub: argparse._SubParsersAction) -> None:
     nas.add_argument("--out", required=True, help="dataset file (.jsonl) or folder (gets nb201.jsonl)")
     nas.add_argument("--join", help="nasbench201.csv: add its accuracies and 27 device latencies as targets")
     nas.add_argument("--seed", type=int, default=0, help="which cells, in which order (default 0)")
+    nas.add_argument("--cells", help="file with one cell string per line: collect exactly these (not --count)")
     nas.add_argument("--workers", type=int, default=1, help="export processes (>1 adds noise to latency)")
     nas.add_argument("--cells-per-stage", type=int, default=5, help="cells per stage of the skeleton (default 5)")
     nas.add_argument("--text-style", choices=["compact", "minimal", "onnx"], default="compact",
@@ -200,10 +201,18 @@ def add_collect(sub: argparse._SubParsersAction) -> None:
 def run_collect_nas(args: argparse.Namespace) -> int:
     from coderlm.collect.nas_collect import collect_nas
 
+    cells = None
+    if args.cells:
+        path = Path(args.cells)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (--cells)")
+        cells = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        if not cells:
+            raise ValueError(f"{path}: no cell strings (--cells)")
     report = collect_nas(
         args.out, args.count or None, args.labels, seed=args.seed, workers=args.workers,
         cells_per_stage=args.cells_per_stage, text_style=args.text_style, latency_threads=args.latency_threads,
-        batch_size=args.batch_size, join_csv=args.join, progress=not args.no_progress,
+        batch_size=args.batch_size, join_csv=args.join, cells=cells, progress=not args.no_progress,
     )  # fmt: skip
     print(json.dumps({"dataset": str(report.path), "requested": report.requested,
                       "already_done": report.already_done, "collected": report.collected}))  # fmt: skip

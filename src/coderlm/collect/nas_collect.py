@@ -147,10 +147,12 @@ def collect_nas(
     latency_threads: int = 1,
     batch_size: int = 1,
     join_csv: str | Path | None = None,
+    cells: Sequence[str] | None = None,
     progress: bool = True,
 ) -> CollectReport:
     """Collect ``count`` NB201 networks into ``out`` (a .jsonl file, or a folder to hold nb201.jsonl),
-    resuming what is already there."""
+    resuming what is already there. ``cells`` collects exactly these cell strings instead (``count``
+    and ``seed`` are then unused); an invalid one raises ``ValueError`` naming it before any work."""
     unknown = sorted(set(labels) - set(LABELS))
     if unknown:
         raise ValueError(f"unknown label(s) {unknown}; known: {list(LABELS)}")
@@ -160,7 +162,14 @@ def collect_nas(
     out = Path(out)
     if out.suffix != ".jsonl":  # a folder: the dataset goes inside it
         out = out / "nb201.jsonl"
-    cells = sample_cells(count, seed)
+    if cells is None:
+        cells = sample_cells(count, seed)
+    else:
+        from coderlm.collect.nas import parse_cell
+
+        for cell in cells:
+            parse_cell(cell)
+        cells = list(dict.fromkeys(cells))
     done = done_cells(out)
     todo = [c for c in cells if c not in done]
     jobs = [NasJob(c, tuple(labels), cells_per_stage, text_style, latency_threads, batch_size) for c in todo]
