@@ -20,7 +20,7 @@ from coderlm.model.config import DERIVED_FIELDS, ModelConfig
 from coderlm.numbers.codec import SPECIAL_TOKENS
 from coderlm.training.config import TrainConfig
 
-TRAIN_TOP_LEVEL = ["data", "val", "out", "objectives", "missing", "resume", "specials", "number_format",
+TRAIN_TOP_LEVEL = ["data", "val", "out", "init", "objectives", "missing", "resume", "specials", "number_format",
                    "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits", "vocab_size", "pretokenize",
                    "max_input_len", "num_samples", "temperature", "batch_size_predict", "device"]  # fmt: skip
 
@@ -39,6 +39,8 @@ def add_train(sub: argparse._SubParsersAction) -> None:
                    help="rows missing a target: skip them (default), mask them out of the loss, "
                    "or learn a <NaN> token")  # fmt: skip
     p.add_argument("--resume", action="store_true", default=None, help="continue the run in --out")
+    p.add_argument("--init", help="fine-tune: start from this trained model or finished run folder (its tokenizer "
+                   "and architecture; new objectives allowed; learning rate 5e-5 unless --learning-rate)")  # fmt: skip
     p.add_argument("--specials", type=_csv, help=f"special values to learn as tokens: {list(SPECIAL_TOKENS)}")
     g = p.add_argument_group("number format")
     g.add_argument("--number-format", choices=["p10", "ieee"], help="how numbers are spelled (default: p10)")
@@ -70,7 +72,7 @@ def run_train(args: argparse.Namespace) -> int:
     for required in ("data", "out"):
         if not opts.get(required):
             raise ConfigError(f"--{required} is required (on the command line or in --config)")
-    number = {"kind": opts.get("number_format", "p10")}
+    number = {"kind": opts["number_format"]} if "number_format" in opts else {}  # none given: default or --init's
     number |= {k: opts[k] for k in ("mantissa_digits", "min_exponent", "max_exponent", "exponent_digits") if k in opts}
     estimator = {
         k: opts[k] for k in ("vocab_size", "max_input_len", "num_samples", "temperature", "device") if k in opts
@@ -81,6 +83,7 @@ def run_train(args: argparse.Namespace) -> int:
         opts["data"], opts["out"], val=opts.get("val"), objectives=opts.get("objectives"),
         missing=opts.get("missing", "skip"), number=number, specials=opts.get("specials") or (),
         model=opts["model"], training=opts["training"], estimator=estimator, resume=bool(opts.get("resume")),
+        init=opts.get("init"),
     )  # fmt: skip
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
         print(json.dumps({"run": str(opts["out"]), "objectives": rlm.objectives_, **rlm.fit_report_}))

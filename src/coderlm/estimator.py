@@ -28,6 +28,7 @@ from coderlm.decoding.estimates import central_interval, point_estimate, quantil
 from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
 from coderlm.devices import resolve_device
 from coderlm.model.config import ModelConfig, size_options
+from coderlm.model.transfer import adapt_state, finetune_config
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
@@ -41,6 +42,7 @@ from coderlm.training.trainer import Trainer
 log = logging.getLogger("coderlm")
 
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+FINETUNE_LEARNING_RATE = 5e-5  # the paper's fine-tuning rate; used with init= unless training sets one
 
 
 class RegressionLM:
@@ -105,6 +107,7 @@ class RegressionLM:
         val_targets=None,
         run_dir: str | Path | None = None,
         resume: bool = False,
+        init: str | Path | RegressionLM | None = None,
     ) -> RegressionLM:
         """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats.
 
@@ -117,11 +120,19 @@ class RegressionLM:
             val_texts, val_targets: validation set for the loss curve and early stopping.
             run_dir: folder for metrics.jsonl, checkpoints and the final model.
             resume: continue the run in ``run_dir`` from its latest checkpoint.
+            init: fine-tune: start from this trained model (a saved model or run folder,
+                or a fitted ``RegressionLM``) instead of from scratch. Its input tokenizer
+                and architecture are kept (``model`` options may only repeat them, or set
+                ``dropout``); the objectives may be new, and more or fewer. The number
+                format and specials default to the init model's and must spell numbers
+                with the same tokens. The learning rate defaults to 5e-5 (the paper's
+                fine-tuning rate) unless ``training`` sets ``learning_rate``.
         """
         if missing not in ("error", "mask"):
             raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
+        base = self._init_model(init) if init is not None else None
         texts = check_texts(texts)
-        specials = tuple(self.specials)
+        specials = tuple(self.specials) or (base.codec_.specials if base is not None else ())
         values = check_targets(targets, len(texts), None, specials, allow_nan=missing == "mask")
         k = values.shape[1]
         names = list(objectives) if objectives is not None else [f"y{j}" for j in range(k)]
@@ -130,31 +141,47 @@ class RegressionLM:
         if tasks is not None and len(tasks) != len(texts):
             raise ValueError(f"got {len(tasks)} task labels for {len(texts)} texts")
         model_options = size_options(self.model, type(self).__name__)
-        train_config = TrainConfig.from_dict(dict(self.training or {}))
+        training = dict(self.training or {})
+        if base is not None:
+            training.setdefault("learning_rate", FINETUNE_LEARNING_RATE)
+        train_config = TrainConfig.from_dict(training)
         run_dir = Path(run_dir) if run_dir is not None else None
         if resume and run_dir is None:
             raise ValueError("resume=True needs run_dir")
 
-        codec = NumberCodec(self.number_format or P10(), k, specials)
+        number_format = self.number_format or (base.codec_.format if base is not None else P10())
+        codec = NumberCodec(number_format, k, specials)
+        if base is not None:
+            _check_same_number_tokens(codec, base.codec_)
         train_set = self._encode_targets(codec, values, missing)
-        if resume and (run_dir / TOKENIZER_FILE).is_file():
+        if base is not None:
+            tokenizer = base.tokenizer_
+        elif resume and (run_dir / TOKENIZER_FILE).is_file():
             tokenizer = BPETokenizer.load(run_dir / TOKENIZER_FILE)
         else:
             tokenizer = BPETokenizer.train(texts, self.vocab_size, pretokenize=self.pretokenize)
-        tokens = tokenizer.encode(texts, self.max_input_len)
-        self._log_truncation(tokens)
-        config = ModelConfig(
-            input_vocab_size=tokenizer.vocab_size,
-            output_vocab_size=codec.vocab_size,
-            output_length=codec.total_length,
-            max_input_len=self.max_input_len,
-            pad_id=tokenizer.pad_id,
-            **model_options,
-        )
+        if base is not None:
+            config = finetune_config(base.model_.cfg, codec.total_length, model_options)
+        else:
+            config = ModelConfig(
+                input_vocab_size=tokenizer.vocab_size,
+                output_vocab_size=codec.vocab_size,
+                output_length=codec.total_length,
+                max_input_len=self.max_input_len,
+                pad_id=tokenizer.pad_id,
+                **model_options,
+            )
+        input_len = min(self.max_input_len, config.max_input_len)
+        tokens = tokenizer.encode(texts, input_len)
+        self._log_truncation(tokens, input_len)
         torch.manual_seed(train_config.seed)
+        init_state = base.model_.state_dict() if base is not None else None  # before self.model_ changes
         self.model_ = EncoderDecoder(config)
+        if init_state is not None:
+            self.model_.load_state_dict(adapt_state(init_state, codec.length, codec.total_length))
         self.codec_, self.tokenizer_, self.objectives_ = codec, tokenizer, names
         self.fit_report_ = {
+            **({"init": str(init) if isinstance(init, (str, Path)) else "RegressionLM"} if base is not None else {}),
             "examples": len(texts),
             "truncated": tokens.truncated,
             "overflow": train_set["overflow"],
@@ -170,7 +197,7 @@ class RegressionLM:
             val_texts = check_texts(val_texts)
             val_values = check_targets(val_targets, len(val_texts), k, specials, allow_nan=missing == "mask")
             val_set = self._encode_targets(codec, val_values, missing)
-            val_data = TokenTensors(tokenizer.encode(val_texts, self.max_input_len), val_set["ids"],
+            val_data = TokenTensors(tokenizer.encode(val_texts, input_len), val_set["ids"],
                                    val_set["weights"], device)  # fmt: skip
             val_loss = val_data.mean_loss
         sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
@@ -319,6 +346,19 @@ class RegressionLM:
         return rlm
 
     # ------------------------------------------------------------- helpers
+    @classmethod
+    def _init_model(cls, init: str | Path | RegressionLM) -> RegressionLM:
+        """The fitted model to fine-tune from: ``init`` itself, or loaded from its folder."""
+        if isinstance(init, RegressionLM):
+            init._check_fitted()
+            return init
+        if not isinstance(init, (str, Path)):
+            raise ValueError(f"init must be a saved model folder or a fitted RegressionLM, got {type(init).__name__}")
+        if not (Path(init) / CONFIG_FILE).is_file():
+            raise FileNotFoundError(f"init={str(init)!r} holds no trained model ({CONFIG_FILE} is missing; "
+                                    "a run folder has one once its training has finished)")  # fmt: skip
+        return cls.load(init)
+
     def _params_dict(self) -> dict:
         return {
             "number_format": self.number_format.to_dict() if self.number_format is not None else None,
@@ -343,17 +383,21 @@ class RegressionLM:
     def _automaton(self):
         return self.codec_.automaton.to(self._device())
 
-    def _log_truncation(self, tokens: TokenBatch) -> None:
+    def _input_len(self) -> int:
+        """Tokens read per input: ``max_input_len``, capped by the model's context (fine-tuning keeps init's)."""
+        return min(self.max_input_len, self.model_.cfg.max_input_len)
+
+    def _log_truncation(self, tokens: TokenBatch, input_len: int) -> None:
         if tokens.truncated:
             log.warning(
                 "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)",
-                tokens.truncated, len(tokens.lengths), self.max_input_len, int(tokens.lengths.max()),
+                tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()),
             )  # fmt: skip
 
     def _batches(self, texts: list[str]) -> Iterator[tuple[np.ndarray, tuple[torch.Tensor, torch.Tensor]]]:
         """Batches of similar length (less padding); yields the original row indices with them."""
-        tokens = self.tokenizer_.encode(texts, self.max_input_len)
-        self._log_truncation(tokens)
+        tokens = self.tokenizer_.encode(texts, self._input_len())
+        self._log_truncation(tokens, self._input_len())
         kept = tokens.mask.sum(1)
         self.model_.eval()
         for rows in length_sorted_batches(kept, self.batch_size):
@@ -361,3 +405,15 @@ class RegressionLM:
             ids = torch.from_numpy(tokens.ids[rows, :width]).to(self._device())
             mask = torch.from_numpy(tokens.mask[rows, :width]).to(self._device())
             yield rows, (ids, mask)
+
+
+def _check_same_number_tokens(codec: NumberCodec, base: NumberCodec) -> None:
+    """Fine-tuning keeps the decoder's vocabulary: the number format and specials must match the init model's."""
+    differences = []
+    if codec.format.to_dict() != base.format.to_dict():
+        differences.append(f"number format {codec.format.to_dict()} != the init model's {base.format.to_dict()}")
+    if codec.specials != base.specials:
+        differences.append(f"specials {list(codec.specials)} != the init model's {list(base.specials)}")
+    if differences:
+        raise ValueError("fine-tuning keeps the init model's number tokens, but " + "; ".join(differences)
+                         + " (leave number_format/specials unset to use the init model's)")  # fmt: skip

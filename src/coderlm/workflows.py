@@ -53,8 +53,11 @@ def train_run(
     training: dict[str, Any] | None = None,
     estimator: dict[str, Any] | None = None,
     resume: bool = False,
+    init: str | Path | None = None,
 ) -> RegressionLM:
     """Train a RegressionLM on dataset file ``data``; the run folder ``out`` becomes a loadable model.
+
+    ``init``: a trained model or finished run folder to fine-tune from (see ``RegressionLM.fit``).
 
     ``missing``: "skip" drops rows lacking an objective, "mask" keeps them and leaves the
     missing objective out of the loss, "special" learns missing values as a ``<NaN>`` token.
@@ -71,7 +74,8 @@ def train_run(
     unknown = sorted(set(estimator or {}) - set(ESTIMATOR_OPTIONS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}")
-    rlm = RegressionLM(number_format(**(number or {})), specials=specials, model=model or None,
+    fmt = number_format(**(number or {})) if number or init is None else None  # None: fine-tuning keeps init's format
+    rlm = RegressionLM(fmt, specials=specials, model=model or None,
                        training=training or None, **(estimator or {}))  # fmt: skip
     out = Path(out)
     if not resume and (out / "checkpoints").exists():
@@ -81,9 +85,10 @@ def train_run(
         tasks=arrays.tasks, objectives=arrays.objectives,
         val_texts=val_arrays.texts if val_arrays is not None else None,
         val_targets=val_arrays.targets if val_arrays is not None else None,
-        run_dir=out, resume=resume,
+        run_dir=out, resume=resume, init=init,
     )  # fmt: skip
-    record = {"data": str(data), "val": str(val) if val else None, "objectives": arrays.objectives,
+    record = {"data": str(data), "val": str(val) if val else None, "init": str(init) if init else None,
+              "objectives": arrays.objectives,
               "missing": missing, "skipped": arrays.skipped, "fit_report": rlm.fit_report_}  # fmt: skip
     write_atomic(out / "train_summary.json", json.dumps(record, indent=2) + "\n")
     return rlm

@@ -1,0 +1,137 @@
+"""Fine-tuning: fit(init=...) starts from a trained model's weights and tokenizer, on new targets."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from coderlm import IEEE, P10, RegressionLM
+from coderlm.cli import main
+from coderlm.data.toy import line_count_task
+from coderlm.training.batches import TokenTensors
+from coderlm.training.sampling import BatchSampler
+
+TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> tuple[RegressionLM, str]:
+    texts, targets = line_count_task(64, seed=0)
+    rlm = RegressionLM(vocab_size=300, max_input_len=96, model=TINY,
+                       training={"steps": 30, "batch_size": 16, "progress": False})  # fmt: skip
+    rlm.fit(texts, targets, objectives=["lines"])
+    path = tmp_path_factory.mktemp("base")
+    rlm.save(path)
+    return rlm, str(path)
+
+
+def _batch_loss(rlm: RegressionLM, texts, targets, batch_size: int, seed: int = 0) -> float:
+    """The loss ``rlm`` gives the fine-tuning run's first batch (same sampler, same encoding)."""
+    codec = rlm.codec_
+    encoded = rlm._encode_targets(codec, np.asarray(targets, dtype=np.float64).reshape(len(texts), -1), "error")
+    data = TokenTensors(rlm.tokenizer_.encode(texts, rlm._input_len()), encoded["ids"], encoded["weights"],
+                        torch.device("cpu"))  # fmt: skip
+    rows = BatchSampler(len(texts), batch_size, seed).batch(0)
+    with torch.no_grad():
+        return float(rlm.model_.eval().loss(**data.batch(rows)))
+
+
+def test_starts_from_the_init_weights_and_tokenizer(base):
+    rlm, path = base
+    texts, targets = line_count_task(48, seed=1)
+    tuned = RegressionLM(training={"steps": 3, "batch_size": 16, "progress": False})
+    tuned.fit(texts, [2 * t for t in targets], init=path, objectives=["double"])
+    assert tuned.tokenizer_.tokenizer.to_str() == rlm.tokenizer_.tokenizer.to_str()
+    assert tuned.model_.cfg == rlm.model_.cfg
+    # the first step's loss is the init model's loss on that batch: training started from its weights
+    assert tuned.loss_history_[0] == pytest.approx(_batch_loss(rlm, texts, [2 * t for t in targets], 16), rel=1e-5)
+    # and training moved them
+    before, after = rlm.model_.state_dict(), tuned.model_.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert tuned.objectives_ == ["double"] and tuned.fit_report_["init"] == path
+
+
+def test_a_tiny_learning_rate_keeps_predictions_and_the_init_estimator_untouched(base):
+    rlm, _ = base
+    snapshot = {k: v.clone() for k, v in rlm.model_.state_dict().items()}
+    texts, targets = line_count_task(16, seed=2)
+    tuned = RegressionLM(training={"steps": 1, "batch_size": 8, "learning_rate": 1e-12, "progress": False})
+    tuned.fit(texts, targets, init=rlm)  # a fitted estimator works as init too
+    np.testing.assert_allclose(tuned.log_prob(texts, targets), rlm.log_prob(texts, targets), rtol=1e-5)
+    assert all(torch.equal(snapshot[k], v) for k, v in rlm.model_.state_dict().items())
+
+
+def test_new_objectives_more_of_them_then_save_and_load(base, tmp_path):
+    rlm, path = base
+    texts, lines = line_count_task(48, seed=3)
+    targets = [[n, len(t)] for n, t in zip(lines, texts, strict=True)]
+    tuned = RegressionLM(training={"steps": 4, "batch_size": 16, "progress": False})
+    tuned.fit(texts, targets, init=path, objectives=["lines", "bytes"])
+    assert tuned.codec_.num_objectives == 2 and tuned.objectives_ == ["lines", "bytes"]
+    assert tuned.model_.cfg.output_length == 2 * rlm.model_.cfg.output_length
+    assert tuned.predict(texts[:3], num_samples=8).shape == (3, 2)
+    tuned.save(tmp_path / "tuned")
+    loaded = RegressionLM.load(tmp_path / "tuned")
+    np.testing.assert_allclose(loaded.log_prob(texts[:5], targets[:5]), tuned.log_prob(texts[:5], targets[:5]),
+                               rtol=1e-6)  # fmt: skip
+
+
+def test_learning_rate_defaults_to_the_papers_fine_tuning_rate(base, tmp_path):
+    _, path = base
+    texts, targets = line_count_task(16, seed=4)
+    for run, training, peak in ((tmp_path / "default", {}, 5e-5), (tmp_path / "set", {"learning_rate": 3e-4}, 3e-4)):
+        RegressionLM(training={"steps": 2, "batch_size": 8, "warmup_fraction": 0.0, "log_every": 1,
+                               "progress": False, **training}).fit(texts, targets, init=path, run_dir=run)  # fmt: skip
+        first = json.loads((run / "metrics.jsonl").read_text().splitlines()[0])
+        assert first["lr"] == pytest.approx(peak * 0.5)  # cosine at step 1 of 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"number_format": IEEE()}, r"number format .* != the init model's"),
+        ({"number_format": P10(digits=3)}, r"number format .*'digits': 3"),
+        ({"specials": ("nan",)}, r"specials \['nan'\] != the init model's \[\]"),
+        ({"model": {"encoder_layers": 3}}, r"encoder_layers=3 \(the init model has 2\)"),
+        ({"model": {"decoder_dim": 64}}, r"decoder_dim=64"),
+    ],
+)
+def test_conflicts_with_the_init_model_are_named(base, kwargs, message):
+    _, path = base
+    texts, targets = line_count_task(8, seed=5)
+    with pytest.raises(ValueError, match=message):
+        RegressionLM(training={"steps": 1}, **kwargs).fit(texts, targets, init=path)
+
+
+def test_repeating_the_init_models_options_or_changing_dropout_is_fine(base):
+    _, path = base
+    texts, targets = line_count_task(8, seed=6)
+    rlm = RegressionLM(model={**TINY, "dropout": 0.1}, training={"steps": 1, "batch_size": 8, "progress": False})
+    assert rlm.fit(texts, targets, init=path).model_.cfg.dropout == 0.1
+
+
+def test_init_must_be_a_trained_model(tmp_path):
+    texts, targets = line_count_task(8, seed=7)
+    with pytest.raises(FileNotFoundError, match="holds no trained model"):
+        RegressionLM().fit(texts, targets, init=tmp_path)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        RegressionLM().fit(texts, targets, init=RegressionLM())
+
+
+def test_cli_train_init(base, tmp_path, capsys):
+    _, path = base
+    texts, _ = line_count_task(24, seed=8)
+    data = tmp_path / "ft.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "targets": {"chars": len(t)}}) + "\n" for t in texts))
+    out = tmp_path / "run_b"
+    code = main(["train", "--init", path, "--data", str(data), "--out", str(out), "--steps", "2",
+                 "--batch-size", "8", "--no-progress"])  # fmt: skip
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["objectives"] == ["chars"] and summary["init"] == path
+    assert RegressionLM.load(out).objectives_ == ["chars"]
+    # the init model's architecture is kept: conflicting size flags are an error naming the option
+    assert main(["train", "--init", path, "--data", str(data), "--out", str(tmp_path / "c"), "--steps", "1",
+                 "--encoder-layers", "5", "--no-progress"]) == 2  # fmt: skip
+    assert "encoder_layers=5" in capsys.readouterr().err
