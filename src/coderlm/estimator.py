@@ -28,11 +28,13 @@ from coderlm.decoding.estimates import central_interval, point_estimate, quantil
 from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
 from coderlm.devices import resolve_device
 from coderlm.model.config import ModelConfig, size_options
+from coderlm.model.pretrained import SCRATCH, encoder_facts
 from coderlm.model.transfer import adapt_state, finetune_config
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.text.bpe import BPETokenizer, TokenBatch
+from coderlm.text.pretrained import SETTINGS_FILE, PretrainedTokenizer, load_tokenizer
 from coderlm.training.batches import TokenTensors, length_sorted_batches
 from coderlm.training.config import TrainConfig
 from coderlm.training.objective import LossOf
@@ -42,6 +44,8 @@ from coderlm.training.trainer import Trainer
 log = logging.getLogger("coderlm")
 
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+# pretokenize for a pretrained encoder's tokenizer: structure markers if it loses layout / always / never
+PRETRAINED_PRETOKENIZE = {"code": None, "structure": True, "plain": False}
 FINETUNE_LEARNING_RATE = 5e-5  # the paper's fine-tuning rate; used with init= unless training sets one
 
 
@@ -154,21 +158,32 @@ class RegressionLM:
         if base is not None:
             _check_same_number_tokens(codec, base.codec_)
         train_set = self._encode_targets(codec, values, missing)
+        encoder = model_options.get("encoder", SCRATCH)
+        facts = encoder_facts(encoder) if base is None and encoder != SCRATCH else None
         if base is not None:
             tokenizer = base.tokenizer_
         elif resume and (run_dir / TOKENIZER_FILE).is_file():
-            tokenizer = BPETokenizer.load(run_dir / TOKENIZER_FILE)
+            tokenizer = load_tokenizer(run_dir / TOKENIZER_FILE)
+        elif facts is not None:
+            if self.pretokenize not in PRETRAINED_PRETOKENIZE:
+                raise ValueError(f"pretokenize for a pretrained encoder must be one of "
+                                 f"{sorted(PRETRAINED_PRETOKENIZE)}, got {self.pretokenize!r}")  # fmt: skip
+            tokenizer = PretrainedTokenizer.from_folder(facts["folder"], PRETRAINED_PRETOKENIZE[self.pretokenize])
         else:
             tokenizer = BPETokenizer.train(texts, self.vocab_size, pretokenize=self.pretokenize)
         if base is not None:
             config = finetune_config(base.model_.cfg, codec.total_length, model_options)
         else:
+            derived = {"input_vocab_size": tokenizer.vocab_size, "max_input_len": self.max_input_len}
+            if facts is not None:  # the body's embedding table, its position limit, its width unless set
+                derived = {"input_vocab_size": max(facts["vocab"], tokenizer.vocab_size),
+                           "max_input_len": min(self.max_input_len, facts["max_positions"] or self.max_input_len)}
+                model_options.setdefault("encoder_dim", facts["hidden"])  # fmt: skip
             config = ModelConfig(
-                input_vocab_size=tokenizer.vocab_size,
                 output_vocab_size=codec.vocab_size,
                 output_length=codec.total_length,
-                max_input_len=self.max_input_len,
                 pad_id=tokenizer.pad_id,
+                **derived,
                 **model_options,
             )
         input_len = min(self.max_input_len, config.max_input_len)
@@ -176,7 +191,7 @@ class RegressionLM:
         self._log_truncation(tokens, input_len)
         torch.manual_seed(train_config.seed)
         init_state = base.model_.state_dict() if base is not None else None  # before self.model_ changes
-        self.model_ = EncoderDecoder(config)
+        self.model_ = EncoderDecoder(config, base.model_.encoder_config if base is not None else None)
         if init_state is not None:
             self.model_.load_state_dict(adapt_state(init_state, codec.length, codec.total_length))
         self.codec_, self.tokenizer_, self.objectives_ = codec, tokenizer, names
@@ -301,6 +316,8 @@ class RegressionLM:
 
     def _write_files(self, path: Path, weights: bool) -> Path:
         self.tokenizer_.save(path / TOKENIZER_FILE)
+        if isinstance(self.tokenizer_, BPETokenizer):
+            (path / SETTINGS_FILE).unlink(missing_ok=True)  # a pretrained tokenizer's settings, from an older save
         if not weights:
             return path
         state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
@@ -311,6 +328,7 @@ class RegressionLM:
             "params": self._params_dict(),
             "objectives": self.objectives_,
             "model": self.model_.cfg.to_dict(),
+            **({"encoder_config": self.model_.encoder_config} if self.model_.encoder_config is not None else {}),
             "codec": self.codec_.to_dict(),
             "fit_report": self.fit_report_,
         }
@@ -335,14 +353,14 @@ class RegressionLM:
             params["device"] = device
             rlm = cls(**params)
             rlm.codec_ = NumberCodec.from_dict(config["codec"])
-            rlm.model_ = EncoderDecoder(ModelConfig.from_dict(config["model"]))
+            rlm.model_ = EncoderDecoder(ModelConfig.from_dict(config["model"]), config.get("encoder_config"))
             rlm.fit_report_ = config.get("fit_report", {})
             rlm.objectives_ = list(config["objectives"])
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
         rlm.model_.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
         rlm.model_.to(rlm._device()).eval()
-        rlm.tokenizer_ = BPETokenizer.load(path / TOKENIZER_FILE)
+        rlm.tokenizer_ = load_tokenizer(path / TOKENIZER_FILE)
         return rlm
 
     # ------------------------------------------------------------- helpers

@@ -16,9 +16,9 @@ class ModelConfig:
     output_vocab_size: int  # number tokens the decoder can write (the codec's vocabulary)
     output_length: int  # tokens the decoder writes per input (objectives x tokens per number)
     max_input_len: int = 512  # encoder context in tokens; longer inputs are truncated
-    encoder_dim: int = 256  # encoder width (d_model)
-    encoder_layers: int = 2  # encoder blocks
-    encoder_heads: int = 8  # encoder attention heads; must divide encoder_dim
+    encoder_dim: int = 256  # encoder width; a pretrained encoder's states are projected to it (default: its width)
+    encoder_layers: int = 2  # encoder blocks (scratch encoder)
+    encoder_heads: int = 8  # encoder attention heads; must divide encoder_dim (scratch encoder)
     decoder_dim: int = 256  # decoder width; cross-attention projects encoder states to it
     decoder_layers: int = 2  # decoder blocks
     decoder_heads: int = 8  # decoder attention heads; must divide decoder_dim
@@ -26,6 +26,9 @@ class ModelConfig:
     dropout: float = 0.0  # dropout on attention outputs and MLPs during training
     positions: str = "learned"  # encoder positions: "learned" (absolute; they count tokens well) or "rope"
     pad_id: int = 0  # id of the input padding token
+    encoder: str = "scratch"  # "scratch", "minilm" (extra 'encoders') or a local Hugging Face model folder
+    train_encoder: bool = False  # pretrained encoders: train their weights too (default: frozen)
+    gradient_checkpointing: bool = False  # trainable pretrained encoders: recompute activations in backward
 
     def __post_init__(self) -> None:
         positive = (
@@ -37,13 +40,16 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"model option {name} must be a positive integer, got {value!r}")
-        for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads")):
+        own_encoder = self.encoder == "scratch"  # a pretrained encoder has its own heads and positions
+        for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads"))[not own_encoder:]:
             if getattr(self, width) % getattr(self, heads):
                 raise ValueError(
                     f"model option {heads}={getattr(self, heads)} must divide {width}={getattr(self, width)}"
                 )
             if (getattr(self, width) // getattr(self, heads)) % 2 and self.positions == "rope":
                 raise ValueError(f"rotary positions need an even head size; {width}/{heads} is odd")
+        if not isinstance(self.encoder, str) or not self.encoder:
+            raise ValueError(f"model option encoder must be 'scratch', 'minilm' or a folder, got {self.encoder!r}")
         if self.positions not in ("rope", "learned"):
             raise ValueError(f"model option positions must be 'rope' or 'learned', got {self.positions!r}")
         if not 0.0 <= self.dropout < 1.0:

@@ -18,7 +18,7 @@ from coderlm.model.config import ModelConfig
 
 POSITIONS_KEY = "decoder.pos_emb.weight"
 # Model options that may differ from the source model: they do not change any weight's shape or meaning.
-FREE_OPTIONS = ("dropout", "freeze_encoder", "gradient_checkpointing")
+FREE_OPTIONS = ("dropout", "gradient_checkpointing")
 
 
 def finetune_config(source: ModelConfig, output_length: int, options: dict) -> ModelConfig:

