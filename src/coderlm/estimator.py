@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from coderlm.decoding.estimates import central_interval, point_estimate, quantil
 from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
 from coderlm.devices import resolve_device
 from coderlm.model.config import ModelConfig, size_options
-from coderlm.model.pretrained import SCRATCH, encoder_facts
+from coderlm.model.pretrained import SCRATCH, PretrainedEncoder, encoder_facts
 from coderlm.model.transfer import adapt_state, finetune_config
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
@@ -37,6 +38,7 @@ from coderlm.text.bpe import BPETokenizer, TokenBatch
 from coderlm.text.pretrained import SETTINGS_FILE, PretrainedTokenizer, load_tokenizer
 from coderlm.training.batches import TokenTensors, length_sorted_batches
 from coderlm.training.config import TrainConfig
+from coderlm.training.encoder_cache import CachedTensors, EncoderCache
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
@@ -206,15 +208,14 @@ class RegressionLM:
             self._write_files(run_dir, weights=False)  # tokenizer and config first: a resume needs them
 
         device = torch.device(self._device())
-        data = TokenTensors(tokens, train_set["ids"], train_set["weights"], device)
+        tensors = self._tensor_maker(train_config, run_dir, input_len, device)
+        data = tensors(tokens, train_set)
         val_loss = None
         if val_texts is not None:
             val_texts = check_texts(val_texts)
             val_values = check_targets(val_targets, len(val_texts), k, specials, allow_nan=missing == "mask")
             val_set = self._encode_targets(codec, val_values, missing)
-            val_data = TokenTensors(tokenizer.encode(val_texts, input_len), val_set["ids"],
-                                   val_set["weights"], device)  # fmt: skip
-            val_loss = val_data.mean_loss
+            val_loss = tensors(tokenizer.encode(val_texts, input_len), val_set).mean_loss
         sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
                                train_config.task_sampling, train_config.task_temperature)  # fmt: skip
         trainer = Trainer(LossOf(self.model_), train_config, sampler, data.batch, val_loss=val_loss,
@@ -231,6 +232,31 @@ class RegressionLM:
         if run_dir is not None:
             self._write_files(run_dir, weights=True)
         return self
+
+    def _tensor_maker(self, config: TrainConfig, run_dir: Path | None, input_len: int, device: torch.device):
+        """``make(tokens, encoded_targets)`` -> training tensors; with ``encoder_cache`` they hold encoder states."""
+        if config.encoder_cache == "off":
+            return lambda tokens, targets: TokenTensors(tokens, targets["ids"], targets["weights"], device)
+        encoder = self.model_.encoder
+        if not isinstance(encoder, PretrainedEncoder) or not encoder.frozen:
+            raise ValueError("training option encoder_cache needs a frozen pretrained encoder "
+                             "(model option encoder=minilm or a folder, train_encoder off)")  # fmt: skip
+        folder = None
+        if config.encoder_cache == "disk":
+            if not config.cache_dir and run_dir is None:
+                raise ValueError("training option encoder_cache='disk' needs cache_dir or a run folder")
+            folder = Path(config.cache_dir) if config.cache_dir else run_dir / "encoder_cache"
+        cache = EncoderCache(encoder.to(device), config.cache_dtype, folder, device=device)
+        report = self.fit_report_.setdefault("encoder_cache", {"computed": 0, "seconds": 0.0})
+
+        def make(tokens: TokenBatch, targets: dict) -> CachedTensors:
+            began = time.perf_counter()
+            states = cache.states(tokens, input_len)
+            report["computed"] += cache.computed
+            report["seconds"] = round(report["seconds"] + time.perf_counter() - began, 3)
+            return CachedTensors(tokens, states, targets["ids"], targets["weights"], device)
+
+        return make
 
     @staticmethod
     def _encode_targets(codec: NumberCodec, values: np.ndarray, missing: str) -> dict:

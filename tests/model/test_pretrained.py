@@ -13,56 +13,22 @@ from coderlm import RegressionLM  # noqa: E402
 from coderlm.data.toy import line_count_task  # noqa: E402
 from coderlm.model.pretrained import PretrainedEncoder  # noqa: E402
 from coderlm.text.pretrained import PretrainedTokenizer  # noqa: E402
+from tests.hf_tiny import make_bert, make_t5gemma  # noqa: E402
 
 DECODER = {"decoder_dim": 32, "decoder_heads": 4}
 FAST = {"steps": 3, "batch_size": 8, "progress": False}
 
 
-def write_wordpiece(folder) -> None:
-    """A tiny uncased WordPiece tokenizer (BERT's pipeline) with [CLS] ... [SEP] around each text."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    symbols = list("abcdefghijklmnopqrstuvwxyz0123456789=+-*/()[]:,.#_¶»→§")
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *symbols,
-                                         *("##" + s for s in symbols[:36])])}  # fmt: skip
-    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
-    )
-    tokenizer.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
-    tokenizer.save(str(folder / "tokenizer.json"))
-    (folder / "tokenizer_config.json").write_text('{"pad_token": "[PAD]"}')
-
-
 @pytest.fixture(scope="module")
 def bert_folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("bert")
-    torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=64, max_position_embeddings=64)  # fmt: skip
-    transformers.BertModel(config).save_pretrained(folder)
-    write_wordpiece(folder)
-    return folder
+    return make_bert(tmp_path_factory.mktemp("bert"))
 
 
 @pytest.fixture(scope="module")
 def t5gemma_folder(tmp_path_factory):
-    """A whole encoder-decoder checkpoint, as downloaded T5Gemma weights are: coderlm takes the encoder half."""
     if not hasattr(transformers, "T5GemmaModel"):
         pytest.skip("this transformers has no T5Gemma")
-    from transformers.models.t5gemma.configuration_t5gemma import T5GemmaModuleConfig
-
-    folder = tmp_path_factory.mktemp("t5gemma")
-    half = dict(vocab_size=99, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8, sliding_window=16)  # fmt: skip
-    config = transformers.T5GemmaConfig(encoder=T5GemmaModuleConfig(**half), decoder=T5GemmaModuleConfig(**half),
-                                        vocab_size=99)  # fmt: skip
-    torch.manual_seed(0)
-    transformers.T5GemmaModel(config).save_pretrained(folder)
-    write_wordpiece(folder)
-    return folder
+    return make_t5gemma(tmp_path_factory.mktemp("t5gemma"))
 
 
 @pytest.fixture(params=["bert", "t5gemma"])

@@ -10,6 +10,8 @@ from coderlm.options import check_options
 OPTIMIZERS = ("adamw", "adafactor")
 TASK_SAMPLING = ("proportional", "temperature")
 PRECISIONS = ("fp32", "bf16")
+ENCODER_CACHES = ("off", "memory", "disk")
+CACHE_DTYPES = ("fp16", "bf16", "fp32")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +35,9 @@ class TrainConfig:
     compile: bool = False  # torch.compile the model (meant for CUDA)
     progress: bool = True  # show a progress bar on stderr
     seed: int = 0  # seeds weights, batch order and dropout
+    encoder_cache: str = "off"  # frozen pretrained encoder: "memory" or "disk" computes its states once per input
+    cache_dtype: str = "fp16"  # cached encoder states: "fp16", "bf16" or "fp32"
+    cache_dir: str = ""  # folder of the "disk" encoder cache (default: encoder_cache/ in the run folder)
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every"):
@@ -45,7 +50,8 @@ class TrainConfig:
                 raise ValueError(f"training option {name} must be a non-negative integer, got {value!r}")
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
-        for name, allowed in (("optimizer", OPTIMIZERS), ("task_sampling", TASK_SAMPLING), ("precision", PRECISIONS)):
+        for name, allowed in (("optimizer", OPTIMIZERS), ("task_sampling", TASK_SAMPLING), ("precision", PRECISIONS),
+                              ("encoder_cache", ENCODER_CACHES), ("cache_dtype", CACHE_DTYPES)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"training option {name} must be one of {allowed}, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
