@@ -1,0 +1,196 @@
+"""Programs: per-language Spearman for peak memory and runtime; one RLM for all languages vs baselines.
+
+Reads the dataset written by ``coderlm collect programs`` (default ``out/programs/mbxp.jsonl``:
+MBXP problems in several languages; text = problem description + code; task = language;
+group = problem id). Two splits, each 80% train (the last 10% of it validates) / 20% test:
+
+- ``problem``: by problem number (MBPP/17, MBCPP/17, MBJP/17 ... share one number and land in
+  the same split): every test problem is unseen in training, in every language;
+- ``random``: rows shuffled (CodeNet's protocol): solutions of a test problem may be in training.
+
+Rows: ``rlm`` (one multi-objective model, memory then runtime, all languages in one batch stream;
+the input starts with ``language: <name>``), ``regression_head_norm`` (the paper's regression
+head, [0, 1]-normalized per task), ``gbdt`` and ``knn`` on token n-grams, ``length``; plus the
+two-run noise ceiling (Spearman between the two profiles of every program, ``--twice`` in the
+collector; the best any predictor can do). Columns: Spearman per language and target, and the mean
+over languages. Within-problem: over test problems with >= 2 passing solutions in a language,
+the share of solution pairs whose predicted memory order matches the measured one (50% = chance;
+pairs with equal measured memory left out).
+
+    python bench/programs.py --data out/programs/mbxp.jsonl --json out/programs_bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from coderlm import RegressionLM
+from coderlm.data import read_dataset
+from coderlm.evaluation import markdown_table
+
+OBJECTIVES = ["peak_memory_bytes", "runtime_s"]
+SHORT = {"peak_memory_bytes": "mem", "runtime_s": "time"}
+BASELINES = ["regression_head_norm", "gbdt", "knn", "length"]
+PAPER = "paper: APPS Python memory 0.930; CodeNet per language 0.347 (PHP) .. 0.748 (C++), mean > 0.5"
+
+
+def load(path: Path, languages: list[str] | None) -> dict:
+    dataset = read_dataset(path)
+    rows = [e for e in dataset if languages is None or e.task in languages]
+    texts = [f"language: {e.task}\n{e.text}" for e in rows]
+    targets = np.array([[e.targets[o] for o in OBJECTIVES] for e in rows], dtype=np.float64)
+    reruns = np.full_like(targets, np.nan)
+    for i, e in enumerate(rows):
+        if e.meta.get("reruns"):
+            reruns[i] = [e.meta["reruns"][0][o] for o in OBJECTIVES]
+    return {"texts": texts, "targets": targets, "reruns": reruns, "tasks": [e.task for e in rows],
+            "groups": [e.group for e in rows]}  # fmt: skip
+
+
+def split(data: dict, how: str, seed: int = 0) -> dict[str, np.ndarray]:
+    n = len(data["texts"])
+    rng = np.random.default_rng(seed)
+    if how == "random":
+        order = rng.permutation(n)
+        cut = int(0.8 * n)
+        train, test = order[:cut], order[cut:]
+    else:  # by problem number, shared across languages
+        number = np.array([g.rsplit("/", 1)[-1] for g in data["groups"]])
+        problems = rng.permutation(np.unique(number))
+        test_problems = set(problems[int(0.8 * len(problems)) :])
+        is_test = np.array([p in test_problems for p in number])
+        train, test = rng.permutation(np.flatnonzero(~is_test)), np.flatnonzero(is_test)
+    val = int(0.1 * len(train))
+    return {"train": train[val:], "val": train[:val], "test": test}
+
+
+def per_language(predicted: np.ndarray, measured: np.ndarray, tasks: list[str]) -> dict[str, float]:
+    out = {}
+    tasks = np.array(tasks)
+    for language in sorted(set(tasks)):
+        rows = tasks == language
+        for j, name in enumerate(OBJECTIVES):
+            ok = rows & ~np.isnan(predicted[:, j]) & ~np.isnan(measured[:, j])
+            rho = spearmanr(predicted[ok, j], measured[ok, j]).statistic if ok.sum() >= 5 else np.nan
+            out[f"{language}/{SHORT[name]}"] = float(rho)
+    for name in OBJECTIVES:
+        values = [v for k, v in out.items() if k.endswith(f"/{SHORT[name]}") and not np.isnan(v)]
+        out[f"mean/{SHORT[name]}"] = float(np.mean(values)) if values else np.nan
+    return out
+
+
+def pairwise(predicted: np.ndarray, measured: np.ndarray, tasks: list[str], groups: list[str]) -> dict[str, float]:
+    """Per language: share of same-problem solution pairs ordered correctly by predicted memory."""
+    by: dict[tuple[str, str], list[int]] = {}
+    for i, (task, group) in enumerate(zip(tasks, groups, strict=True)):
+        by.setdefault((task, group), []).append(i)
+    hits: dict[str, list[int]] = {}
+    for (task, _), rows in by.items():
+        for a, b in combinations(rows, 2):
+            if measured[a, 0] == measured[b, 0]:
+                continue
+            right = (predicted[a, 0] < predicted[b, 0]) == (measured[a, 0] < measured[b, 0])
+            hits.setdefault(task, []).append(int(right))
+    out = {f"{task}/pairs": float(np.mean(h)) for task, h in sorted(hits.items())}
+    out |= {f"{task}/n_pairs": len(h) for task, h in sorted(hits.items())}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=Path("out/programs/mbxp.jsonl"))
+    parser.add_argument("--languages", help="comma-separated subset (default: all in the file)")
+    parser.add_argument("--splits", default="problem,random")
+    parser.add_argument("--steps", type=int, default=1500, help="RLM training steps")
+    parser.add_argument("--head-steps", type=int, default=1500, help="regression head training steps")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--max-input-len", type=int, default=384)
+    parser.add_argument("--vocab-size", type=int, default=2048)
+    parser.add_argument("--samples", type=int, default=32, help="samples per test input")
+    parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
+    parser.add_argument("--json", type=Path, help="write {'results': [...], 'data': {...}} here")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        raise SystemExit(f"{args.data}: not found (run coderlm collect programs first; see docs/programs.md)")
+    data = load(args.data, args.languages.split(",") if args.languages else None)
+    texts, targets, tasks, groups = data["texts"], data["targets"], data["tasks"], data["groups"]
+    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
+    counts = {lang: tasks.count(lang) for lang in sorted(set(tasks))}
+    print(f"{len(texts)} programs: {counts}; torch threads {torch.get_num_threads()}")
+    results = []
+
+    ceiling = per_language(data["reruns"], targets, tasks)
+    results.append({"split": "all", "method": "noise ceiling (two runs)", **ceiling})
+
+    model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
+    training = {"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
+                "eval_every": max(args.steps // 10, 1)}  # fmt: skip
+    for how in args.splits.split(","):
+        parts = split(data, how)
+        tr, va, te = parts["train"], parts["val"], parts["test"]
+        test_tasks, test_groups = [tasks[i] for i in te], [groups[i] for i in te]
+        print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
+        start = time.perf_counter()
+        rlm = RegressionLM(vocab_size=args.vocab_size, max_input_len=args.max_input_len, model=model,
+                           training=training, num_samples=args.samples, batch_size=64)  # fmt: skip
+        rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, tasks=[tasks[i] for i in tr], val_texts=pick(va),
+                val_targets=targets[va])  # fmt: skip
+        train_s = time.perf_counter() - start
+        start = time.perf_counter()
+        predicted = rlm.predict(pick(te), num_samples=args.samples)
+        predict_s = time.perf_counter() - start
+        results.append({"split": how, "method": "rlm", **per_language(predicted, targets[te], test_tasks),
+                        **pairwise(predicted, targets[te], test_tasks, test_groups), "train_s": train_s,
+                        "queries_per_s": len(te) / predict_s,
+                        "truncated": rlm.fit_report_.get("truncated")})  # fmt: skip
+        print(f"  rlm {train_s:.0f}s")
+        from coderlm.evaluation.baselines import make_baseline
+
+        seen = np.concatenate([tr, va])
+        for name in [b for b in args.baselines.split(",") if b]:
+            options = {}
+            if name.startswith("regression_head"):
+                options = {"model": model, "training": {**training, "steps": args.head_steps},
+                           "vocab_size": args.vocab_size, "max_input_len": args.max_input_len}  # fmt: skip
+            start = time.perf_counter()
+            baseline = make_baseline(name, **options).fit(pick(seen), targets[seen], tasks=[tasks[i] for i in seen])
+            train_s = time.perf_counter() - start
+            predicted = baseline.predict(pick(te), tasks=test_tasks)
+            results.append({"split": how, "method": name, **per_language(predicted, targets[te], test_tasks),
+                            **pairwise(predicted, targets[te], test_tasks, test_groups),
+                            "train_s": train_s})  # fmt: skip
+            print(f"  {name} {train_s:.0f}s")
+
+    languages = sorted(set(tasks))
+    columns = [f"{lang}/{SHORT[o]}" for o in OBJECTIVES for lang in [*languages, "mean"]]
+    table = [{"split": r["split"], "method": r["method"], **{c: r.get(c) for c in columns}} for r in results]
+    print(markdown_table(table, floatfmt=".3f"))
+    pairs = [{"split": r["split"], "method": r["method"], **{lang: r.get(f"{lang}/pairs") for lang in languages}}
+             for r in results if any(k.endswith("/pairs") for k in r)]  # fmt: skip
+    if pairs:
+        n = {lang: next((r.get(f"{lang}/n_pairs") for r in results if f"{lang}/n_pairs" in r), 0) for lang in languages}
+        print(f"within-problem memory pairs ordered correctly (pairs per language on the first split: {n})")
+        print(markdown_table(pairs, floatfmt=".3f"))
+    print(PAPER)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        clean = [{k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and np.isnan(v))}
+                 for r in results]  # fmt: skip
+        report = {"results": clean, "data": {"path": str(args.data), "programs": counts},
+                  "options": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
