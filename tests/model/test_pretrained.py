@@ -131,3 +131,24 @@ def test_named_minilm_encoder():
     assert rlm.model_.cfg.encoder_dim == 384 and rlm.model_.cfg.input_vocab_size == 30522
     assert rlm.tokenizer_.structure  # uncased WordPiece drops newlines: markers are on
     assert rlm.predict(texts[:2], num_samples=2).shape == (2, 1)
+
+
+def test_cli_trains_on_a_pretrained_encoder_with_the_cache(bert_folder, tmp_path, capsys):
+    import json
+
+    from coderlm.cli import main
+
+    texts, targets = line_count_task(16, seed=6)
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "targets": {"lines": y}}) + "\n"
+                            for t, y in zip(texts, targets, strict=True)))  # fmt: skip
+    out = tmp_path / "run"
+    assert main(["train", "--data", str(data), "--out", str(out), "--encoder", str(bert_folder), "--decoder-dim",
+                 "32", "--decoder-heads", "4", "--encoder-cache", "disk", "--steps", "2", "--batch-size", "8",
+                 "--max-input-len", "48", "--no-progress"]) == 0  # fmt: skip
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["encoder_cache"]["computed"] == 16 and (out / "encoder_cache").is_dir()
+    program = tmp_path / "p.py"
+    program.write_text(texts[0])
+    assert main(["predict", "--model", str(out), str(program), "--num-samples", "4"]) == 0
+    assert "lines" in json.loads(capsys.readouterr().out.strip())
