@@ -77,7 +77,8 @@ def run_train(args: argparse.Namespace) -> int:
     number = {"kind": opts["number_format"]} if "number_format" in opts else {}  # none given: default or --init's
     number |= {k: opts[k] for k in ("mantissa_digits", "min_exponent", "max_exponent", "exponent_digits") if k in opts}
     estimator = {
-        k: opts[k] for k in ("vocab_size", "max_input_len", "num_samples", "temperature", "device") if k in opts
+        k: opts[k] for k in ("vocab_size", "pretokenize", "max_input_len", "num_samples", "temperature", "device")
+        if k in opts
     }
     if "batch_size_predict" in opts:
         estimator["batch_size"] = opts["batch_size_predict"]
@@ -225,9 +226,29 @@ def run_collect_nas(args: argparse.Namespace) -> int:
     return 0
 
 
+# -------------------------------------------------------------------- quickstart
+def add_quickstart(sub: argparse._SubParsersAction) -> None:
+    from coderlm import quickstart
+
+    p = sub.add_parser("quickstart", help="collect real networks, train, evaluate vs baselines, predict (minutes)",
+                       description=quickstart.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    add_dataclass_flags(p, quickstart.QuickstartConfig, title="options (all optional)")
+    p.set_defaults(run=run_quickstart)
+
+
+def run_quickstart(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from coderlm.quickstart import QuickstartConfig, run_quickstart
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(QuickstartConfig)}
+    run_quickstart(QuickstartConfig(**{k: v for k, v in given.items() if v is not None}))
+    return 0
+
+
 # ------------------------------------------------------------------------- main
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_train, add_predict, add_evaluate, add_split, add_collect, add_profile,
+    add_train, add_predict, add_evaluate, add_split, add_collect, add_quickstart, add_profile,
 ]  # fmt: skip
 
 

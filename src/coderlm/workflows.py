@@ -174,7 +174,8 @@ def evaluate_run(model: str | Path, data: str | Path, report: str | Path, *, num
     for name in baselines:
         from coderlm.evaluation.baselines import make_baseline
 
-        baseline = make_baseline(name).fit(train_arrays.texts, train_arrays.targets, tasks=train_arrays.tasks)
+        baseline = make_baseline(name, **baseline_options(name, rlm))
+        baseline.fit(train_arrays.texts, train_arrays.targets, tasks=train_arrays.tasks)
         predictions = baseline.predict(arrays.texts, tasks=arrays.tasks)
         metrics[name] = evaluate(predictions, arrays.targets, rlm.objectives_, tasks, groups)
         rows.append(_summary_row(name, metrics[name], rlm.objectives_))
@@ -183,6 +184,18 @@ def evaluate_run(model: str | Path, data: str | Path, report: str | Path, *, num
     write_atomic(Path(report) / "comparison.json", json.dumps(to_json(metrics), indent=2) + "\n")
     print(markdown_table(rows))
     return metrics
+
+
+def baseline_options(name: str, rlm: RegressionLM) -> dict[str, Any]:
+    """A neural baseline reads text as ``rlm`` does (vocabulary, pre-tokenization, context, widths,
+    training budget): the comparison then isolates the regression head. Others need no options."""
+    if not name.startswith("regression_head"):
+        return {}
+    options = {"vocab_size": rlm.vocab_size, "max_input_len": rlm.max_input_len, "model": rlm.model,
+               "training": rlm.training, "device": rlm.device}  # fmt: skip
+    if rlm.pretokenize in ("code", "lines"):  # a learned BPE's settings; a pretrained encoder's are its own
+        options["pretokenize"] = rlm.pretokenize
+    return options
 
 
 def _summary_row(method: str, metrics: dict, objectives: Sequence[str]) -> dict[str, Any]:

@@ -50,6 +50,24 @@ def test_cli_collect_and_errors(tmp_path, capsys):
     assert "bad.jsonl:1: not a row written by the NAS collector" in capsys.readouterr().err
 
 
+def test_collect_exactly_the_given_cells(tmp_path, capsys):
+    cells = sample_cells(40, seed=3)[-2:]
+    listing = tmp_path / "cells.txt"
+    listing.write_text(f"{cells[1]}\n\n{cells[0]}\n{cells[1]}\n")  # order kept, blanks and repeats ignored
+    out = tmp_path / "d.jsonl"
+    args = ["collect", "nas", "--cells-per-stage", "1", "--labels", "params", "--no-progress", "--out", str(out)]
+    assert main([*args, "--cells", str(listing)]) == 0
+    assert json.loads(capsys.readouterr().out)["collected"] == 2
+    assert [row.meta["cell"] for row in read_dataset(out)] == [cells[1], cells[0]]
+
+    listing.write_text(f"{cells[0]}\n|conv~0|+|none~0|none~1|+|none~0|none~1|none~2|\n")
+    assert main([*args, "--cells", str(listing)]) == 2
+    assert "|conv~0|" in capsys.readouterr().err
+    assert main([*args, "--cells", str(tmp_path / "nope.txt")]) == 2
+    assert "nope.txt: no such file (--cells)" in capsys.readouterr().err
+    assert len(read_dataset(out)) == 2  # the bad listing collected nothing
+
+
 def test_predict_reads_onnx_files_like_the_collector(tmp_path, capsys):
     """An .onnx file given to predict becomes the same text the collector wrote for training."""
     from coderlm.collect.nas import build_network
@@ -68,6 +86,9 @@ def test_predict_reads_onnx_files_like_the_collector(tmp_path, capsys):
             "--steps", "2", "--no-progress", "--pretokenize", "lines", "--max-input-len", "1024"]  # fmt: skip
     assert main(["train", "--data", str(out), "--out", str(run), *tiny]) == 0
     capsys.readouterr()
+    from coderlm.estimator import RegressionLM
+
+    assert RegressionLM.load(run).pretokenize == "lines"  # the flag reaches the estimator
     assert main(["predict", "--model", str(run), str(model_file), "--num-samples", "4"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["input"] == str(model_file) and record["params"] is not None

@@ -38,6 +38,7 @@ class RegressionHeadRegressor:
     Args:
         normalize: min-max scale targets per (task, objective) to [0, 1] (see module doc).
         vocab_size: size of the input BPE vocabulary learned in ``fit``.
+        pretokenize: BPE merge boundaries, ``"code"`` or ``"lines"`` (as in ``RegressionLM``).
         max_input_len: encoder context in tokens; longer texts keep their first tokens.
         model: ``ModelConfig`` options, e.g. ``{"encoder_dim": 128}`` (decoder options are
             accepted, so a ``RegressionLM``'s dict can be reused, and ignored).
@@ -50,6 +51,7 @@ class RegressionHeadRegressor:
         self,
         normalize: bool = True,
         vocab_size: int = 4096,
+        pretokenize: str = "code",
         max_input_len: int = 512,
         model: dict | None = None,
         training: dict | None = None,
@@ -58,6 +60,7 @@ class RegressionHeadRegressor:
     ) -> None:
         self.normalize = normalize
         self.vocab_size = vocab_size
+        self.pretokenize = pretokenize
         self.max_input_len = max_input_len
         self.model = model
         self.training = training
@@ -73,7 +76,7 @@ class RegressionHeadRegressor:
         present = ~np.isnan(values)
         scaler = TargetScaler().fit(values, tasks) if self.normalize else None
         scaled = scaler.transform(values, tasks) if scaler is not None else values
-        tokenizer = BPETokenizer.train(texts, self.vocab_size)
+        tokenizer = BPETokenizer.train(texts, self.vocab_size, pretokenize=self.pretokenize)
         tokens = tokenizer.encode(texts, self.max_input_len)
         config = ModelConfig(
             input_vocab_size=tokenizer.vocab_size,
