@@ -104,6 +104,19 @@ def pairwise(predicted: np.ndarray, measured: np.ndarray, tasks: list[str], grou
     return out
 
 
+def collection_stats(data: Path) -> dict:
+    """The collector's statistics beside the dataset (``<corpus>.stats.json``), printed as a table."""
+    path = data.with_name(data.stem + ".stats.json")
+    if not path.is_file():
+        return {}
+    stats = json.loads(path.read_text())
+    table = [{"language": lang, **row} for lang, row in stats["languages"].items()]
+    minutes, sessions = stats["wall_s"] / 60, stats["sessions"]
+    print(f"collection: {minutes:.1f} min wall over {sessions} session(s), {stats['workers']} workers")
+    print(markdown_table(table))
+    return stats
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=Path("out/programs/mbxp.jsonl"))
@@ -128,6 +141,7 @@ def main() -> None:
     pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
     counts = {lang: tasks.count(lang) for lang in sorted(set(tasks))}
     print(f"{len(texts)} programs: {counts}; torch threads {torch.get_num_threads()}")
+    stats = collection_stats(args.data)
     results = []
 
     ceiling = per_language(data["reruns"], targets, tasks)
@@ -187,7 +201,7 @@ def main() -> None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         clean = [{k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and np.isnan(v))}
                  for r in results]  # fmt: skip
-        report = {"results": clean, "data": {"path": str(args.data), "programs": counts},
+        report = {"results": clean, "data": {"path": str(args.data), "programs": counts, "collection": stats},
                   "options": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
         args.json.write_text(json.dumps(report, indent=2) + "\n")
 
