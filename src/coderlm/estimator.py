@@ -62,11 +62,16 @@ class RegressionLM:
         vocab_size: size of the input BPE vocabulary learned in ``fit``.
         pretokenize: where BPE merges stop: ``"code"`` (words, punctuation, single
             digits; default) or ``"lines"`` (only line ends; far shorter for
-            machine-written text such as ONNX graphs).
+            machine-written text such as ONNX graphs). With a pretrained encoder
+            (``model={"encoder": ...}``), its own tokenizer is used and this is
+            ``"code"`` (newline/indent markers if that tokenizer drops layout),
+            ``"structure"`` (always markers) or ``"plain"`` (never); see docs/encoders.md.
         max_input_len: encoder context in tokens; longer texts are truncated
             (and counted in ``fit_report_`` / the log).
-        model: model size options, e.g. ``{"encoder_layers": 4}`` (see ``ModelConfig``).
-        training: training options, e.g. ``{"steps": 2000}`` (see ``TrainConfig``).
+        model: model options, e.g. ``{"encoder_layers": 4}``, or a pretrained encoder
+            ``{"encoder": "minilm"}`` / a local Hugging Face folder (see ``ModelConfig``).
+        training: training options, e.g. ``{"steps": 2000}``, ``{"encoder_cache": "memory"}``
+            (see ``TrainConfig``).
         num_samples: samples per input for ``predict`` and intervals.
         temperature: sampling temperature; 0 decodes greedily.
         batch_size: inputs per forward pass when predicting.
