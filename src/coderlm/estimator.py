@@ -359,7 +359,7 @@ class RegressionLM:
             "params": self._params_dict(),
             "objectives": self.objectives_,
             "model": self.model_.cfg.to_dict(),
-            **({"encoder_config": self.model_.encoder_config} if self.model_.encoder_config is not None else {}),
+            **self._encoder_record(),
             "codec": self.codec_.to_dict(),
             "fit_report": self.fit_report_,
         }
@@ -390,9 +390,23 @@ class RegressionLM:
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
         rlm.model_.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
+        expected = config.get("encoder_weights_sha256")
+        if expected is not None and rlm.model_.encoder.weights_hash() != expected:
+            raise ValueError(f"{path}: the frozen encoder {rlm.model_.cfg.encoder!r} is not the one this model was "
+                             "trained on (its weights changed); restore that encoder")  # fmt: skip
         rlm.model_.to(rlm._device()).eval()
         rlm.tokenizer_ = load_tokenizer(path / TOKENIZER_FILE)
         return rlm
+
+    def _encoder_record(self) -> dict:
+        """A pretrained encoder's config (to rebuild it) and, when frozen (not saved), its weights' hash."""
+        encoder = self.model_.encoder
+        if not isinstance(encoder, PretrainedEncoder):
+            return {}
+        record: dict = {"encoder_config": encoder.hf_config}
+        if encoder.frozen:
+            record["encoder_weights_sha256"] = encoder.weights_hash()
+        return record
 
     # ------------------------------------------------------------- helpers
     @classmethod

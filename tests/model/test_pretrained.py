@@ -152,3 +152,13 @@ def test_cli_trains_on_a_pretrained_encoder_with_the_cache(bert_folder, tmp_path
     program.write_text(texts[0])
     assert main(["predict", "--model", str(out), str(program), "--num-samples", "4"]) == 0
     assert "lines" in json.loads(capsys.readouterr().out.strip())
+
+
+def test_loading_with_a_changed_frozen_encoder_is_an_error(tmp_path):
+    folder = make_bert(tmp_path / "enc", seed=0)
+    texts, targets = line_count_task(8, seed=7)
+    RegressionLM(max_input_len=48, model={"encoder": str(folder), **DECODER},
+                 training={**FAST, "steps": 1}).fit(texts, targets).save(tmp_path / "m")  # fmt: skip
+    make_bert(folder, seed=1)  # other weights at the same place
+    with pytest.raises(ValueError, match="not the one this model was trained on"):
+        RegressionLM.load(tmp_path / "m")

@@ -160,12 +160,18 @@ class PretrainedEncoder(nn.Module):
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.project(self.states(ids, mask))
 
+    def weights_hash(self) -> str:
+        """SHA-256 of the body's weights (names, dtypes, values)."""
+        digest = hashlib.sha256()
+        for name, tensor in self.body.state_dict().items():
+            digest.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
+            digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        return digest.hexdigest()
+
     def identity(self) -> str:
         """A hash of the body's config and weights: what the states depend on besides the text."""
         digest = hashlib.sha256(repr(sorted(self.hf_config.items())).encode())
-        for name, tensor in self.body.state_dict().items():
-            digest.update(name.encode())
-            digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        digest.update(self.weights_hash().encode())
         return digest.hexdigest()[:32]
 
 
