@@ -146,3 +146,24 @@ def test_target_scaler_per_task_min_max():
     np.testing.assert_allclose(scaler.transform(np.array([[300.0, 30.0]]), ["c"]), [[1.0, 1.0]])
     again = TargetScaler.from_dict(scaler.to_dict())
     np.testing.assert_allclose(again.transform(targets, tasks), scaled)
+
+
+def test_dropout_acts_on_attention_outputs_not_probabilities():
+    """Dropout on the (B, nh, T, T) probabilities costs SDPA its fused CPU kernel (8x slower);
+    the config promises dropout on attention outputs and MLPs, and training is stochastic."""
+    from torch import nn
+
+    from coderlm.model.transformer import CausalSelfAttention, CrossAttention, EncoderSelfAttention
+
+    layers = (EncoderSelfAttention(16, 2, 0.5), CausalSelfAttention(16, 2, 0.5), CrossAttention(16, 16, 2, 0.5))
+    for attention in layers:
+        assert isinstance(attention.dropout, nn.Dropout) and attention.dropout.p == 0.5
+    cfg = ModelConfig(input_vocab_size=50, output_vocab_size=20, output_length=3, encoder_dim=16, decoder_dim=16,
+                      encoder_heads=2, decoder_heads=2, dropout=0.5)  # fmt: skip
+    model = EncoderDecoder(cfg)
+    ids, mask = torch.randint(2, 50, (2, 7)), torch.ones(2, 7, dtype=torch.bool)
+    targets = torch.randint(0, 20, (2, 3))
+    model.train()
+    assert not torch.equal(model.loss(ids, mask, targets), model.loss(ids, mask, targets))
+    model.eval()
+    assert torch.equal(model.loss(ids, mask, targets), model.loss(ids, mask, targets))

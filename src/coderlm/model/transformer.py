@@ -56,17 +56,15 @@ class EncoderSelfAttention(nn.Module):
         self.heads = heads
         self.qkv = nn.Linear(dim, 3 * dim)
         self.proj = nn.Linear(dim, dim)
-        self.dropout = dropout
+        self.dropout = nn.Dropout(dropout)  # on the attention output, not the (B, nh, T, T) probabilities
 
     def forward(self, x: torch.Tensor, key_mask: torch.Tensor, rotary: tuple | None) -> torch.Tensor:
         B, T, C = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)  # (B, nh, T, hs)
         if rotary is not None:
             q, k = apply_rotary(q, *rotary), apply_rotary(k, *rotary)
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=key_mask, dropout_p=self.dropout if self.training else 0.0
-        )
-        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)
+        return self.dropout(self.proj(y.transpose(1, 2).reshape(B, T, C)))
 
 
 class EncoderBlock(nn.Module):
@@ -132,7 +130,7 @@ class CausalSelfAttention(nn.Module):
         self.heads = heads
         self.qkv = nn.Linear(dim, 3 * dim)
         self.proj = nn.Linear(dim, dim)
-        self.dropout = dropout
+        self.dropout = nn.Dropout(dropout)  # on the attention output, not the (B, nh, T, T) probabilities
 
     def forward(self, x: torch.Tensor, cache: KVCache | None, layer: int) -> torch.Tensor:
         N, t, C = x.shape  # N = B*S
@@ -143,13 +141,12 @@ class CausalSelfAttention(nn.Module):
             cache.keys[layer][:, :, start : start + t] = k
             cache.values[layer][:, :, start : start + t] = v
             k, v = cache.keys[layer][:, :, : start + t], cache.values[layer][:, :, : start + t]
-        dropout = self.dropout if self.training else 0.0
         if start == 0:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, dropout_p=dropout)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1)
         else:  # query i sits at position start + i and sees keys up to it
             mask = torch.ones(t, start + t, dtype=torch.bool, device=x.device).tril(diagonal=start)
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-        return self.proj(y.transpose(1, 2).reshape(N, t, C))
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.dropout(self.proj(y.transpose(1, 2).reshape(N, t, C)))
 
 
 class CrossAttention(nn.Module):
@@ -159,7 +156,7 @@ class CrossAttention(nn.Module):
         self.q = nn.Linear(dim, dim)
         self.kv = nn.Linear(memory_dim, 2 * dim)  # also maps encoder width to decoder width
         self.proj = nn.Linear(dim, dim)
-        self.dropout = dropout
+        self.dropout = nn.Dropout(dropout)  # on the attention output, not the (B, nh, T, T) probabilities
 
     def memory_kv(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         B, T, _ = states.shape
@@ -169,8 +166,8 @@ class CrossAttention(nn.Module):
     def forward(self, x: torch.Tensor, kv: tuple[torch.Tensor, torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
         B, S, t, C = x.shape
         q = self.q(x).view(B, S * t, self.heads, C // self.heads).transpose(1, 2)  # (B, nh, S*t, hs)
-        y = F.scaled_dot_product_attention(q, *kv, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0)
-        return self.proj(y.transpose(1, 2).reshape(B, S, t, C))
+        y = F.scaled_dot_product_attention(q, *kv, attn_mask=mask)
+        return self.dropout(self.proj(y.transpose(1, 2).reshape(B, S, t, C)))
 
 
 class DecoderBlock(nn.Module):
