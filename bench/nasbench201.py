@@ -1,13 +1,23 @@
-"""NAS-Bench-201: one multi-objective RLM vs baselines, same split, same run.
+"""NAS-Bench-201: one multi-objective RLM vs baselines, same split, same run, two kinds of input.
 
-Text = the architecture's cell string. Objectives, generated in this order as in the
-paper: CIFAR-10 test accuracy, then latency on Pixel3, Eyeriss, an Intel CPU (Gold
-6240) and an Nvidia GPU (Titan RTX, batch 1). Split: a permutation from
-numpy.random.default_rng(0); the first 2000 rows train (the last 200 of them
-validate), the last 1000 rows test. Paper (ONNX text input) Spearman on the four
-devices: 0.731, 0.466, 0.960, 0.939.
+Objectives, generated in this order as in the paper: CIFAR-10 test accuracy, then latency
+on Pixel3, Eyeriss, an Intel CPU (Gold 6240) and an Nvidia GPU (Titan RTX, batch 1).
+Split: a permutation from numpy.random.default_rng(0); the first 2000 rows train (the last
+200 of them validate), the last 1000 rows test. Inputs:
 
-    python bench/nasbench201.py --data ../shared/data/nasbench201/nasbench201.csv --json out/nb201.json
+* ``arch``: the cell string (``|nor_conv_3x3~0|+|...|``);
+* ``onnx``: the whole network (5 cells per stage) exported to ONNX and written as text
+  (docs/onnx_text.md), read with a line-level BPE; its truncation is reported.
+
+With ``onnx`` the bench also fine-tunes: an RLM pretrained on the FLOPs of the training
+architectures, then trained on accuracy, beside the same model trained on accuracy alone
+(paper: about 0.83 -> 0.85). Paper (ONNX text) Spearman on the four devices: 0.731, 0.466,
+0.960, 0.939.
+
+The ONNX texts come from a dataset collected once (resumable, ~1 h on 2 cores):
+
+    python bench/nasbench201.py --inputs onnx --collect --workers 2   # collect only what is missing, then run
+    python bench/nasbench201.py --inputs arch,onnx --json out/nb201.json
 """
 
 from __future__ import annotations
@@ -27,17 +37,20 @@ from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 
 OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3", "lat_ms_eyeriss", "lat_ms_gold_6240", "lat_ms_titan_rtx_1"]
+SHORT = {"c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3", "lat_ms_eyeriss": "eyeriss",
+         "lat_ms_gold_6240": "cpu", "lat_ms_titan_rtx_1": "gpu"}  # fmt: skip
 PAPER = {"lat_ms_pixel3": 0.731, "lat_ms_eyeriss": 0.466, "lat_ms_gold_6240": 0.960, "lat_ms_titan_rtx_1": 0.939}
 BASELINES = ["regression_head_norm", "regression_head_raw", "gbdt", "knn", "length"]
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nasbench201" / "nasbench201.csv"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nasbench201" / "nasbench201.csv"
+ONNX_DATA = Path("out/nb201_onnx/nb201.jsonl")
 
 
 def load(path: Path) -> tuple[list[str], np.ndarray]:
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    texts = [row["arch"] for row in rows]
+    cells = [row["arch"] for row in rows]
     targets = np.array([[float(row[name]) for name in OBJECTIVES] for row in rows])
-    return texts, targets
+    return cells, targets
 
 
 def split(n: int, train: int = 2000, test: int = 1000, val: int = 200) -> dict[str, np.ndarray]:
@@ -45,9 +58,29 @@ def split(n: int, train: int = 2000, test: int = 1000, val: int = 200) -> dict[s
     return {"train": order[: train - val], "val": order[train - val : train], "test": order[-test:]}
 
 
-def scores(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:
+def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> tuple[dict[str, str], dict, float]:
+    """ONNX text and FLOPs by cell for the cells in ``used``, collecting the missing ones with --collect."""
+    from coderlm.collect.nas_collect import collect_nas
+    from coderlm.data import read_dataset
+
+    wanted = [cells[i] for i in used]
+    collect_s = 0.0
+    if args.collect:
+        start = time.perf_counter()
+        collect_nas(args.onnx_data, labels=["flops", "macs", "params"], cells=wanted, workers=args.workers,
+                    join_csv=args.data)  # fmt: skip
+        collect_s = time.perf_counter() - start
+    rows = {r.meta["cell"]: r for r in read_dataset(args.onnx_data)} if args.onnx_data.is_file() else {}
+    missing = [c for c in wanted if c not in rows]
+    if missing and not args.partial:
+        raise SystemExit(f"{args.onnx_data}: {len(missing)} of {len(wanted)} split architectures not collected; "
+                         "pass --collect (resumable) or --partial (only what is there; not comparable)")  # fmt: skip
+    return {c: r.text for c, r in rows.items()}, {c: r.targets["flops"] for c, r in rows.items()}, collect_s
+
+
+def scores(predicted: np.ndarray, measured: np.ndarray, objectives: list[str]) -> dict[str, float]:
     out = {}
-    for j, name in enumerate(OBJECTIVES):
+    for j, name in enumerate(objectives):
         out[f"{name}_spearman"] = float(spearmanr(predicted[:, j], measured[:, j]).statistic)
         out[f"{name}_kendall"] = float(kendalltau(predicted[:, j], measured[:, j]).statistic)
     return out
@@ -62,10 +95,95 @@ def timed(fit, predict) -> tuple[np.ndarray, float, float]:
     return predicted, trained, time.perf_counter() - start
 
 
+def text_options(args: argparse.Namespace, kind: str) -> dict:
+    """How each input kind is read: short cell strings with code BPE, ONNX text with line BPE."""
+    if kind == "arch":
+        return {"vocab_size": 512, "max_input_len": 64}
+    return {"vocab_size": args.onnx_vocab, "pretokenize": "lines", "max_input_len": args.onnx_max_len}
+
+
+def truncation(rlm: RegressionLM, texts: list[str]) -> dict[str, float]:
+    """Tokens kept / total per example, with the model's own tokenizer and context."""
+    lengths = rlm.tokenizer_.encode(texts, 10**9).lengths.astype(np.float64)
+    kept = np.minimum(lengths, rlm.max_input_len)
+    return {"tokens_median": float(np.median(lengths)), "tokens_max": float(lengths.max()),
+            "kept_fraction_mean": float(np.mean(kept / lengths)),
+            "truncated_examples": int((lengths > kept).sum())}  # fmt: skip
+
+
+def run_kind(args, kind, texts, targets, parts, model, training) -> list[dict]:
+    """The multi-objective RLM (median and mean of the same samples) and every baseline, on one input kind."""
+    from coderlm.evaluation.baselines import make_baseline
+
+    tr, va, te = (parts[k] for k in ("train", "val", "test"))
+    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
+    options = text_options(args, kind)
+    rows = []
+    rlm = RegressionLM(**options, model=model, training=training, num_samples=args.samples, batch_size=64)
+    samples, train_s, predict_s = timed(
+        lambda: rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, val_texts=pick(va), val_targets=targets[va]),
+        lambda: rlm.sample(pick(te), num_samples=args.samples, seed=0),
+    )  # fmt: skip
+    extra = truncation(rlm, pick(te)) if kind == "onnx" else {}
+    for point in ("median", "mean"):  # the same samples, two point estimates
+        measured = scores(point_estimate(samples, point), targets[te], OBJECTIVES)
+        rows.append({"method": "rlm", "point": point, "input": kind, **measured, "train_s": train_s,
+                     "queries_per_s": len(te) / predict_s, **extra})  # fmt: skip
+
+    seen = np.concatenate([tr, va])  # baselines have no early stopping: they train on train + val
+    for name in [b for b in args.baselines.split(",") if b]:
+        head = name.startswith("regression_head")
+        head_options = {**options, "model": model, "training": {**training, "steps": args.head_steps}}
+        baseline = make_baseline(name, **(head_options if head else {}))
+        predicted, train_s, predict_s = timed(lambda b=baseline: b.fit(pick(seen), targets[seen]),
+                                              lambda b=baseline: b.predict(pick(te)))  # fmt: skip
+        rows.append({"method": name, "input": kind, **scores(predicted, targets[te], OBJECTIVES), "train_s": train_s,
+                     "queries_per_s": len(te) / predict_s})  # fmt: skip
+    return rows
+
+
+def run_finetune(args, texts, targets, flops, parts, model, training) -> list[dict]:
+    """Accuracy alone from scratch vs pretrained on the training architectures' FLOPs, then fine-tuned."""
+    tr, va, te = (parts[k] for k in ("train", "val", "test"))
+    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
+    acc = targets[:, :1]
+    options = text_options(args, "onnx")
+    rows = []
+    start = time.perf_counter()
+    pretrained = RegressionLM(**options, model=model, training={**training, "steps": args.pretrain_steps},
+                              batch_size=64).fit(pick(tr), flops[tr], objectives=["flops"], val_texts=pick(va),
+                                                 val_targets=flops[va])  # fmt: skip
+    pretrain_s = time.perf_counter() - start
+    flops_rho = float(spearmanr(point_estimate(pretrained.sample(pick(te), num_samples=16, seed=0))[:, 0],
+                                flops[te, 0]).statistic)  # fmt: skip
+    for init in (None, pretrained):
+        tuned = {**training, "steps": args.finetune_steps}
+        if init is not None:
+            tuned["learning_rate"] = args.finetune_lr
+        rlm = RegressionLM(**options, model=model if init is None else None, training=tuned,
+                           num_samples=args.samples, batch_size=64)  # fmt: skip
+        samples, train_s, _ = timed(
+            lambda r=rlm, i=init: r.fit(pick(tr), acc[tr], objectives=OBJECTIVES[:1], val_texts=pick(va),
+                                        val_targets=acc[va], init=i),
+            lambda r=rlm: r.sample(pick(te), num_samples=args.samples, seed=0),
+        )  # fmt: skip
+        row = {"method": "rlm", "point": "median", "input": "onnx", "objectives": "acc",
+               "pretrain": "flops" if init is not None else "none",
+               **scores(point_estimate(samples), acc[te], OBJECTIVES[:1]), "train_s": train_s}  # fmt: skip
+        if init is not None:
+            row |= {"pretrain_s": pretrain_s, "pretrain_flops_spearman": flops_rho}
+        rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="nasbench201.csv")
-    parser.add_argument("--input", choices=["arch"], default="arch", help="what the model reads")
+    parser.add_argument("--data", type=Path, default=DATA, help="nasbench201.csv")
+    parser.add_argument("--inputs", default="arch,onnx", help="comma-separated input kinds: arch, onnx")
+    parser.add_argument("--onnx-data", type=Path, default=ONNX_DATA, help="collected ONNX-text dataset (.jsonl)")
+    parser.add_argument("--collect", action="store_true", help="first collect the split's missing networks")
+    parser.add_argument("--workers", type=int, default=2, help="export processes for --collect")
+    parser.add_argument("--partial", action="store_true", help="use only collected networks (numbers not comparable)")
     parser.add_argument("--steps", type=int, default=3000, help="RLM training steps")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
@@ -73,60 +191,66 @@ def main() -> None:
     parser.add_argument("--encoder-layers", type=int, default=2)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--onnx-vocab", type=int, default=4096, help="line-level BPE vocabulary for ONNX text")
+    parser.add_argument("--onnx-max-len", type=int, default=1024, help="encoder context for ONNX text, tokens")
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument("--head-steps", type=int, default=3000, help="training steps of the regression heads")
+    parser.add_argument("--pretrain-steps", type=int, default=1500, help="FLOPs pretraining steps (0: no rows)")
+    parser.add_argument("--finetune-steps", type=int, default=1500, help="accuracy steps, with and without it")
+    parser.add_argument("--finetune-lr", type=float, default=3e-4, help="fine-tuning learning rate")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     args = parser.parse_args()
+    kinds = [k for k in args.inputs.split(",") if k]
+    if not set(kinds) <= {"arch", "onnx"}:
+        raise SystemExit(f"--inputs: unknown {sorted(set(kinds) - {'arch', 'onnx'})}; known: arch, onnx")
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv)")
 
-    texts, targets = load(args.data)
-    parts = split(len(texts))
-    tr, va, te = (parts[k] for k in ("train", "val", "test"))
-    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
+    cells, targets = load(args.data)
+    parts = split(len(cells))
     model = {"encoder_dim": args.encoder_dim, "decoder_dim": args.encoder_dim, "encoder_layers": args.encoder_layers,
              "dropout": args.dropout}  # fmt: skip
     training = {"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
                 "weight_decay": args.weight_decay, "eval_every": max(args.steps // 10, 1)}  # fmt: skip
-    rows = []
+    rows, notes = [], []
+    for kind in kinds:
+        start = time.perf_counter()
+        texts, kind_parts, flops = cells, parts, None
+        if kind == "onnx":
+            used = np.concatenate(list(parts.values()))
+            by_cell, flops_by_cell, collect_s = onnx_texts(args, cells, used)
+            texts = [by_cell.get(c, "") for c in cells]
+            flops = np.array([[flops_by_cell.get(c, np.nan)] for c in cells])
+            if args.partial:  # the collected architectures, cut 60/10/30 in the split's order
+                have = np.array([i for i in used if cells[i] in by_cell], dtype=np.int64)
+                a, b = len(have) * 6 // 10, len(have) * 7 // 10
+                kind_parts = {"train": have[:a], "val": have[a:b], "test": have[b:]}
+            counts = ", ".join(f"{len(v)} {k}" for k, v in kind_parts.items())
+            notes.append(f"onnx: {counts} architectures; collection {collect_s:.0f} s this run")
+        rows += run_kind(args, kind, texts, targets, kind_parts, model, training)
+        if kind == "onnx" and args.pretrain_steps > 0:
+            rows += run_finetune(args, texts, targets, flops, kind_parts, model, training)
+        notes.append(f"{kind}: wall time {time.perf_counter() - start:.0f} s")
+    rows.append({"method": "paper", "input": "onnx", **{f"{k}_spearman": v for k, v in PAPER.items()}})
 
-    rlm = RegressionLM(vocab_size=512, max_input_len=64, model=model, training=training, num_samples=args.samples,
-                       batch_size=64)  # fmt: skip
-    samples, train_s, predict_s = timed(
-        lambda: rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, val_texts=pick(va), val_targets=targets[va]),
-        lambda: rlm.sample(pick(te), num_samples=args.samples, seed=0),
-    )  # fmt: skip
-    for point in ("median", "mean"):  # the same samples, two point estimates
-        rows.append({"method": "rlm", "point": point, "input": args.input,
-                     **scores(point_estimate(samples, point), targets[te]), "train_s": train_s,
-                     "queries_per_s": len(te) / predict_s})  # fmt: skip
+    def label(r: dict) -> str:
+        extra = [r[k] for k in ("point", "objectives") if k in r]
+        extra += [f"pretrain {r['pretrain']}"] if "pretrain" in r else []
+        return r["method"] + (f" ({', '.join(extra)})" if extra else "")
 
-    from coderlm.evaluation.baselines import make_baseline
-
-    seen = np.concatenate([tr, va])  # baselines have no early stopping: they train on train + val
-
-    for name in [b for b in args.baselines.split(",") if b]:
-        options = {}
-        if name.startswith("regression_head"):
-            options = {"model": model, "training": {**training, "steps": args.head_steps}, "vocab_size": 512,
-                       "max_input_len": 64}  # fmt: skip
-        baseline = make_baseline(name, **options)
-        predicted, train_s, predict_s = timed(lambda b=baseline: b.fit(pick(seen), targets[seen]),
-                                              lambda b=baseline: b.predict(pick(te)))  # fmt: skip
-        rows.append({"method": name, "input": args.input, **scores(predicted, targets[te]), "train_s": train_s,
-                     "queries_per_s": len(te) / predict_s})  # fmt: skip
-
-    rows.append({"method": "paper (ONNX text)", "input": "onnx", **{f"{k}_spearman": v for k, v in PAPER.items()}})
-    short = {"c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3", "lat_ms_eyeriss": "eyeriss",
-             "lat_ms_gold_6240": "cpu", "lat_ms_titan_rtx_1": "gpu"}  # fmt: skip
-    table = [{"method": r["method"] + (f" ({r['point']})" if "point" in r else ""),
-              **{f"{short[o]} ρ": r.get(f"{o}_spearman") for o in OBJECTIVES},
-              **{f"{short[o]} τ": r.get(f"{o}_kendall") for o in OBJECTIVES},
+    table = [{"input": r["input"], "method": label(r), **{f"{SHORT[o]} ρ": r.get(f"{o}_spearman") for o in OBJECTIVES},
+              **{f"{SHORT[o]} τ": r.get(f"{o}_kendall") for o in OBJECTIVES},
               "train s": r.get("train_s"), "q/s": r.get("queries_per_s")} for r in rows]  # fmt: skip
-    print(f"NAS-Bench-201, input={args.input}, train {len(tr)} + val {len(va)}, test {len(te)}, "
+    print(f"NAS-Bench-201, split train {len(parts['train'])} + val {len(parts['val'])}, test {len(parts['test'])}, "
           f"torch threads {torch.get_num_threads()}")  # fmt: skip
     print(markdown_table(table, floatfmt=".3f"))
+    for r in rows:
+        if "tokens_median" in r and r.get("point") == "median":
+            print(f"ONNX text tokens per test example: median {r['tokens_median']:.0f}, max {r['tokens_max']:.0f}; "
+                  f"kept {r['kept_fraction_mean']:.1%} on average, {r['truncated_examples']} truncated "
+                  f"(context {args.onnx_max_len})")  # fmt: skip
+    print("\n".join(notes))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         results = [{k: v for k, v in r.items() if v is not None} for r in rows]
