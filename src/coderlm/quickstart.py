@@ -41,9 +41,9 @@ class QuickstartConfig:
     cells_per_stage: int = 1  # cells per stage of the NB201 skeleton (the benchmark's networks have 5)
     workers: int = 1  # export processes (>1 is faster but adds noise to the measured latency)
     latency_threads: int = 1  # onnxruntime threads when measuring latency
-    steps: int = 800  # RLM training steps
+    steps: int = 600  # RLM training steps (batch 16)
     model_dim: int = 128  # encoder and decoder width
-    vocab_size: int = 2048  # input BPE vocabulary (line-level merges: ONNX text repeats whole lines)
+    vocab_size: int = 4096  # input BPE vocabulary (line-level merges: ONNX text repeats whole lines)
     max_input_len: int = 512  # encoder context in tokens
     num_samples: int = 64  # samples per prediction
     baselines: str = ",".join(BASELINES)  # comma-separated, trained on the same split ('' for none)
@@ -95,7 +95,7 @@ def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
     model_dir = out / "model"
     train_run(parts["train"], model_dir, val=parts["val"], objectives=OBJECTIVES,
               model={"encoder_dim": config.model_dim, "decoder_dim": config.model_dim, "dropout": 0.1},
-              training={"steps": config.steps, "batch_size": 32, "learning_rate": 1e-3, "seed": config.seed,
+              training={"steps": config.steps, "batch_size": 16, "learning_rate": 1e-3, "seed": config.seed,
                         "eval_every": max(config.steps // 8, 1), "checkpoint_every": max(config.steps // 4, 1)},
               estimator={"vocab_size": config.vocab_size, "pretokenize": "lines",
                          "max_input_len": config.max_input_len, "num_samples": config.num_samples,
