@@ -222,7 +222,8 @@ class RegressionLM:
             val_set = self._encode_targets(codec, val_values, missing)
             val_loss = tensors(tokenizer.encode(val_texts, input_len), val_set).mean_loss
         sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
-                               train_config.task_sampling, train_config.task_temperature)  # fmt: skip
+                               train_config.task_sampling, train_config.task_temperature,
+                               tokens.mask.sum(1) if train_config.bucket_by_length else None)  # fmt: skip
         trainer = Trainer(LossOf(self.model_), train_config, sampler, data.batch, val_loss=val_loss,
                           run_dir=run_dir, device=device)  # fmt: skip
         result = trainer.run(resume=resume)

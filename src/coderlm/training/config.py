@@ -26,6 +26,7 @@ class TrainConfig:
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
     task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
     task_temperature: float = 2.0  # with "temperature": task weight ~ rows**(1/T); large T -> uniform over tasks
+    bucket_by_length: bool = False  # batches of rows of similar length (less padding: faster on long, varied texts)
     eval_every: int = 0  # steps between validation-loss evaluations; 0 = only at the end
     patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
     checkpoint_every: int = 0  # steps between checkpoints in the run folder; 0 = only at the end
@@ -60,6 +61,8 @@ class TrainConfig:
             raise ValueError(f"training option warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}")
         if self.clip_norm < 0 or self.weight_decay < 0:
             raise ValueError("training options clip_norm and weight_decay must be >= 0")
+        if self.bucket_by_length and self.task_sampling != "proportional":
+            raise ValueError("training option bucket_by_length needs task_sampling 'proportional'")
         if not self.task_temperature > 0:
             raise ValueError(f"training option task_temperature must be > 0, got {self.task_temperature!r}")
 

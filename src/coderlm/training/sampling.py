@@ -9,6 +9,12 @@ run was interrupted or not.
 * ``temperature``: each row's task is drawn with probability proportional to
   ``rows_in_task ** (1 / T)`` (T = 1 is proportional, large T is uniform over
   tasks), then a row uniformly within the task.
+
+With ``lengths`` (proportional mode), batches hold rows of similar length, so a batch
+trimmed to its longest row carries little padding: each epoch's permutation is cut
+into windows of ``BUCKET_WINDOW`` batches, each window sorted by length and cut into
+batches, and the batches shuffled. Every row is still seen once per epoch, and a batch
+is still a pure function of (seed, step).
 """
 
 from __future__ import annotations
@@ -17,13 +23,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+BUCKET_WINDOW = 32  # batches per length-sorted window: larger = less padding, less randomness
+
 
 class BatchSampler:
     def __init__(self, n: int, batch_size: int, seed: int = 0, tasks: Sequence[str] | None = None,
-                 mode: str = "proportional", temperature: float = 2.0) -> None:  # fmt: skip
+                 mode: str = "proportional", temperature: float = 2.0,
+                 lengths: Sequence[int] | None = None) -> None:  # fmt: skip
         if n < 1:
             raise ValueError("cannot sample batches from an empty training set")
         self.n, self.batch_size, self.seed, self.mode = n, batch_size, seed, mode
+        self.lengths = None if lengths is None else np.asarray(lengths)
+        if self.lengths is not None and self.lengths.shape != (n,):
+            raise ValueError(f"got {self.lengths.shape} lengths for {n} rows")
         self._permutations: dict[int, np.ndarray] = {}
         if mode == "temperature":
             names = np.asarray(list(tasks) if tasks is not None else [""] * n)
@@ -50,5 +62,22 @@ class BatchSampler:
         if epoch not in self._permutations:
             if len(self._permutations) > 4:
                 self._permutations.clear()
-            self._permutations[epoch] = np.random.default_rng([self.seed, epoch]).permutation(self.n)
+            rng = np.random.default_rng([self.seed, epoch])
+            order = rng.permutation(self.n)
+            self._permutations[epoch] = order if self.lengths is None else self._bucketed(order, epoch, rng)
         return self._permutations[epoch]
+
+    def _bucketed(self, order: np.ndarray, epoch: int, rng: np.random.Generator) -> np.ndarray:
+        """``order`` rearranged so that the batches the step arithmetic cuts from it hold similar lengths."""
+        bs = self.batch_size
+        head = (bs - (epoch * self.n) % bs) % bs  # completes the batch the previous epoch's last rows started
+        rest = order[head:]
+        window = bs * BUCKET_WINDOW
+        batches = []
+        for start in range(0, len(rest), window):
+            rows = rest[start : start + window]
+            rows = rows[np.argsort(self.lengths[rows], kind="stable")]
+            batches += [rows[i : i + bs] for i in range(0, len(rows), bs)]
+        tail = batches.pop() if batches and len(batches[-1]) < bs else order[:0]  # starts the next epoch's batch
+        shuffled = [batches[i] for i in rng.permutation(len(batches))]
+        return np.concatenate([order[:head], *shuffled, tail])
