@@ -96,6 +96,7 @@ def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
     train_run(parts["train"], model_dir, val=parts["val"], objectives=OBJECTIVES,
               model={"encoder_dim": config.model_dim, "decoder_dim": config.model_dim, "dropout": 0.1},
               training={"steps": config.steps, "batch_size": 16, "learning_rate": 1e-3, "seed": config.seed,
+                        "bucket_by_length": True,
                         "eval_every": max(config.steps // 8, 1), "checkpoint_every": max(config.steps // 4, 1)},
               estimator={"vocab_size": config.vocab_size, "pretokenize": "lines",
                          "max_input_len": config.max_input_len, "num_samples": config.num_samples,
