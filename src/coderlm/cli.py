@@ -52,8 +52,9 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group("estimator")
     g.add_argument("--vocab-size", type=int, help="input BPE vocabulary learned from the data (default 4096)")
     g.add_argument("--pretokenize", choices=["code", "lines", "structure", "plain"],
-                   help="BPE merge boundaries: code (default) or lines (shorter for ONNX text); with a pretrained "
-                   "--encoder: code (newline/indent markers if its tokenizer drops them), structure or plain")  # fmt: skip
+                   help="BPE merge boundaries: code (default) or lines (shorter for ONNX text); with a "
+                   "pretrained --encoder: code (newline/indent markers if its tokenizer drops them), structure "
+                   "or plain")  # fmt: skip
     g.add_argument("--max-input-len", type=int, help="encoder context in tokens; longer inputs truncated (512)")
     g.add_argument("--num-samples", type=int, help="samples per prediction (default 64)")
     g.add_argument("--temperature", type=float, help="sampling temperature; 0 = greedy (default 1)")
@@ -231,7 +232,8 @@ def add_quickstart(sub: argparse._SubParsersAction) -> None:
     from coderlm import quickstart
 
     p = sub.add_parser("quickstart", help="collect real networks, train, evaluate vs baselines, predict (minutes)",
-                       description=quickstart.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                       description=quickstart.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     add_dataclass_flags(p, quickstart.QuickstartConfig, title="options (all optional)")
     p.set_defaults(run=run_quickstart)
 
