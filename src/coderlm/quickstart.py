@@ -127,7 +127,7 @@ def predict_new_network(config: QuickstartConfig, dataset: Path, model_dir: Path
     from coderlm.collect.nas import build_network
     from coderlm.collect.nas_collect import done_cells, sample_cells
     from coderlm.collect.onnx_cost import graph_cost
-    from coderlm.collect.onnx_export import export_onnx, save_onnx
+    from coderlm.collect.onnx_export import export_onnx, load_onnx, save_onnx
     from coderlm.estimator import RegressionLM
     from coderlm.workflows import predict_records, read_inputs
 
@@ -137,8 +137,6 @@ def predict_new_network(config: QuickstartConfig, dataset: Path, model_dir: Path
     save_onnx(export_onnx(build_network(cell, cells_per_stage=config.cells_per_stage)), path)
     rlm = RegressionLM.load(model_dir, device=config.device)
     (record,) = predict_records(rlm, read_inputs([str(path)]), num_samples=config.num_samples, seed=config.seed)
-    from coderlm.collect.onnx_export import load_onnx
-
     model = load_onnx(path)
     measured = {"latency_cpu": measure_latency(model, threads=config.latency_threads)["median_ms"],
                 "flops": float(graph_cost(model)["flops"])}  # fmt: skip
