@@ -43,8 +43,8 @@ class QuickstartConfig:
     latency_threads: int = 1  # onnxruntime threads when measuring latency
     steps: int = 600  # RLM training steps (batch 16)
     model_dim: int = 128  # encoder and decoder width
-    vocab_size: int = 4096  # input BPE vocabulary (line-level merges: ONNX text repeats whole lines)
-    max_input_len: int = 512  # encoder context in tokens
+    vocab_size: int = 1024  # input BPE vocabulary, line-level merges (larger: shorter texts, fewer shared tokens)
+    max_input_len: int = 640  # encoder context in tokens (the longest 1-cell network is ~520)
     num_samples: int = 64  # samples per prediction
     baselines: str = ",".join(BASELINES)  # comma-separated, trained on the same split ('' for none)
     seed: int = 0  # which architectures, the split, the training
