@@ -31,7 +31,9 @@ def write_rows(path: Path, n: int = 48, seed: int = 0) -> Path:
 
 def coderlm(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "coderlm.cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    single = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # bit-equal runs even on a busy machine
+    return subprocess.run(command, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **single, **(env or {})})  # fmt: skip
 
 
 def test_split_train_resume_predict_evaluate(tmp_path, capsys):
