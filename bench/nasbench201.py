@@ -16,7 +16,7 @@ architectures, then trained on accuracy, beside the same model trained on accura
 
 The ONNX texts come from a dataset collected once (resumable, ~1 h on 2 cores):
 
-    python bench/nasbench201.py --inputs onnx --collect --workers 2   # collect only what is missing, then run
+    python bench/nasbench201.py --collect-only --workers 2   # collect what is missing (resumable)
     python bench/nasbench201.py --inputs arch,onnx --json out/nb201.json
 """
 
@@ -182,6 +182,7 @@ def main() -> None:
     parser.add_argument("--inputs", default="arch,onnx", help="comma-separated input kinds: arch, onnx")
     parser.add_argument("--onnx-data", type=Path, default=ONNX_DATA, help="collected ONNX-text dataset (.jsonl)")
     parser.add_argument("--collect", action="store_true", help="first collect the split's missing networks")
+    parser.add_argument("--collect-only", action="store_true", help="collect the missing networks, then stop")
     parser.add_argument("--workers", type=int, default=2, help="export processes for --collect")
     parser.add_argument("--partial", action="store_true", help="use only collected networks (numbers not comparable)")
     parser.add_argument("--steps", type=int, default=3000, help="RLM training steps")
@@ -209,6 +210,11 @@ def main() -> None:
 
     cells, targets = load(args.data)
     parts = split(len(cells))
+    if args.collect_only:
+        args.collect = True
+        by_cell, _, collect_s = onnx_texts(args, cells, np.concatenate(list(parts.values())))
+        print(f"{args.onnx_data}: {len(by_cell)} networks; collection {collect_s:.0f} s this run")
+        return
     model = {"encoder_dim": args.encoder_dim, "decoder_dim": args.encoder_dim, "encoder_layers": args.encoder_layers,
              "dropout": args.dropout}  # fmt: skip
     training = {"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
