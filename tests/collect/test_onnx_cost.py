@@ -62,19 +62,24 @@ def test_nas_bench_201_network_matches_pytorch_parameters():
     assert cost["unknown_ops"] == []
 
 
-def test_unknown_ops_are_listed_not_counted():
-    nodes = [
-        helper.make_node("MatMul", ["x", "x"], ["m"]),
-        helper.make_node("Einsum", ["m", "m"], ["e"], equation="ij,jk->ik"),
-        helper.make_node("Mystery", ["e"], ["y"], domain="my.ops"),
-    ]
+def custom_op_model(nodes: list) -> onnx.ModelProto:
+    """A graph x[3, 3] -> y (shape unknown) over ``nodes``, importing the custom domain ``my.ops``."""
     graph = helper.make_graph(
         nodes,
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("my.ops", 1)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("my.ops", 1)])
+
+
+def test_unknown_ops_are_listed_not_counted():
+    nodes = [
+        helper.make_node("MatMul", ["x", "x"], ["m"]),
+        helper.make_node("Einsum", ["m", "m"], ["e"], equation="ij,jk->ik"),
+        helper.make_node("Mystery", ["e"], ["y"], domain="my.ops"),
+    ]
+    model = custom_op_model(nodes)
     cost = graph_cost(model)
     assert cost["macs"] == 3 * 3 * 3
     assert cost["unknown_ops"] == ["Einsum", "my.ops::Mystery"]
@@ -82,13 +87,7 @@ def test_unknown_ops_are_listed_not_counted():
 
 def test_missing_shape_of_a_counted_op_names_the_tensor():
     nodes = [helper.make_node("Mystery", ["x"], ["m"], domain="my.ops"), helper.make_node("MatMul", ["m", "x"], ["y"])]
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("my.ops", 1)])
+    model = custom_op_model(nodes)
     with pytest.raises(ValueError, match="tensor 'm'"):
         graph_cost(model)
 
