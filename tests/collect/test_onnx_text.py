@@ -14,6 +14,7 @@ pytest.importorskip("onnxscript")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from coderlm.collect.nas import build_network  # noqa: E402
+from coderlm.collect.onnx_cost import graph_cost  # noqa: E402
 from coderlm.collect.onnx_export import export_onnx  # noqa: E402
 from coderlm.collect.onnx_text import format_number, onnx_to_text  # noqa: E402
 
@@ -72,9 +73,17 @@ def test_small_weights_show_no_values():
     assert set(re.findall(r"(\w+\[[\d,]*\])\{", text)) == {"i64[2]"}  # the only literal: the flatten shape
 
 
-def test_zero_node_is_a_single_expand(texts):
-    assert "= Expand(f32[]{0}, i64[4]{1,16,32,32})  # [1,16,32,32]" in texts["zero"]
-    assert "Mul" not in texts["zero"]
+def test_none_edges_and_dead_branches_stay_in_the_graph(texts):
+    # NAS-Bench-201 computes a `none` edge as x * 0, so the all-`none` node is two Mul lines, not a constant
+    assert texts["zero"].count("= Mul(") == 4 * 3 and "Expand" not in texts["zero"]
+    assert all("f32[]{0})" in line for line in texts["zero"].splitlines() if "= Mul(" in line)
+    # node 1 reaches the output only through `none` edges: its conv still runs, so it stays in the text
+    dead = "|nor_conv_3x3~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|"
+    net = build_network(dead, cells_per_stage=1)
+    model = export_onnx(net)
+    convs = sum(isinstance(m, torch.nn.Conv2d) for m in net.modules())
+    assert onnx_to_text(model).count("= Conv") == convs == 1 + 3 + 2 * 3  # stem, cells, reductions
+    assert graph_cost(model)["params"] == sum(p.numel() for p in net.parameters())
 
 
 def small_graph(order: list[int], prefix: str) -> onnx.ModelProto:

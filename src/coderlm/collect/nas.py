@@ -19,9 +19,12 @@ MACs, measured with ``coderlm.collect.onnx_cost``). These are the published NAS-
 extremes: ~1.53 M and ~0.07 M parameters, ~220 M and 7.78 M "FLOPs" (NAS-Bench-201's
 FLOPs are multiply-accumulates).
 
-Like NAS-Bench-201, the module keeps every non-``none`` edge, including branches the cell
-output does not depend on (e.g. node 1 when edges 1->2 and 1->3 are ``none``); ONNX export
-drops such dead branches, so the graph can hold fewer parameters than the module.
+The cell is the one NAS-Bench-201 trained and HW-NAS-Bench timed (``InferCell``): every edge
+is a module in the node's sum, ``none`` included, as ``x * 0``. So a branch whose every way
+to the output is ``none`` (e.g. node 1 when edges 1->2 and 1->3 are ``none``) still runs,
+stays in the exported graph as ``Mul(..., 0)``, and counts in FLOPs and parameters. Those
+branches cost time on the measured devices; a graph without them would hide it (cells with
+different latencies would get the same text).
 """
 
 from __future__ import annotations
@@ -108,8 +111,17 @@ class ReLUConvBN(nn.Sequential):
         )
 
 
+class Zero(nn.Module):
+    """NAS-Bench-201's ``none`` edge at stride 1: ``x * 0``, computed, not skipped."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mul(0.0)
+
+
 def make_op(op: str, channels: int) -> nn.Module:
-    """The module on one edge (``none`` has no module: the edge is left out of the sum)."""
+    """The module on one edge."""
+    if op == "none":
+        return Zero()
     if op == "skip_connect":
         return nn.Identity()
     if op == "nor_conv_1x1":
@@ -118,26 +130,23 @@ def make_op(op: str, channels: int) -> nn.Module:
         return ReLUConvBN(channels, channels, 3)
     if op == "avg_pool_3x3":
         return nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False)
-    raise ValueError(f"no module for op {op!r}; expected one of {OPS[1:]}")
+    raise ValueError(f"no module for op {op!r}; expected one of {OPS}")
 
 
 class Cell201(nn.Module):
-    """One NAS-Bench-201 cell; ``none`` edges are omitted, an all-``none`` node is zeros of the input's shape."""
+    """One NAS-Bench-201 cell: node ``j`` is the sum of its 3 edge modules, ``none`` ones included."""
 
     def __init__(self, cell: str, channels: int) -> None:
         super().__init__()
         self.cell = cell
-        live = [(op, i, j) for (op, i), (_, j) in zip(parse_cell(cell), EDGES, strict=True) if op != "none"]
-        self.edges = [(i, j) for _, i, j in live]
-        self.ops = nn.ModuleDict({f"{i}_{j}": make_op(op, channels) for op, i, j in live})
+        self.ops = nn.ModuleDict(
+            {f"{i}_{j}": make_op(op, channels) for (op, i), (_, j) in zip(parse_cell(cell), EDGES, strict=True)}
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         nodes = [x]
         for j in range(1, NUM_NODES):
-            terms = [self.ops[f"{i}_{j}"](nodes[i]) for i, jj in self.edges if jj == j]
-            if not terms:
-                nodes.append(torch.zeros_like(x))
-                continue
+            terms = [self.ops[f"{i}_{j}"](nodes[i]) for i, jj in EDGES if jj == j]
             total = terms[0]
             for term in terms[1:]:
                 total = total + term
