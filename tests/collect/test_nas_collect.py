@@ -41,6 +41,15 @@ def test_cli_collect_and_errors(tmp_path, capsys):
     assert main([*args, "--out", str(out)]) == 0  # nothing left to do
     assert json.loads(capsys.readouterr().out) == {"dataset": str(out), "requested": 1, "already_done": 1,
                                                    "collected": 0}  # fmt: skip
+    before = out.read_text()
+    assert main([*args, "--cells-per-stage", "2", "--out", str(out)]) == 2  # other settings: no mixing
+    assert "d.jsonl:1: collected with cells_per_stage=1, this run asks for 2" in capsys.readouterr().err
+    row = json.loads(before)
+    row["meta"].pop("builder")  # a row from the builder that pruned `none` edges
+    out.write_text(json.dumps(row) + "\n")
+    assert main([*args, "--out", str(out)]) == 2
+    assert "d.jsonl:1: collected with builder=1, this run asks for 2" in capsys.readouterr().err
+    out.write_text(before)
     assert main(["collect", "nas", "--out", str(out), "--labels", "speed"]) == 2
     assert "unknown label(s) ['speed']" in capsys.readouterr().err
     assert main(["collect", "nas", "--out", str(out), "--join", str(tmp_path / "missing.csv")]) == 2

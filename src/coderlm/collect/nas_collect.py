@@ -2,7 +2,7 @@
 
 Each row of the output JSONL (the project's dataset format) holds the network as ONNX
 text, its labels as targets, the cell string as its group, and
-``meta = {"space", "cell", "cells_per_stage"}``. Labels:
+``meta = {"space", "cell", "cells_per_stage", "text_style", "builder"}``. Labels:
 
 =============  ======================================================================
 ``flops``      2 x multiply-accumulates of Conv/Gemm/MatMul, exact from the graph
@@ -16,7 +16,9 @@ of the matching row (accuracies, 27 device latencies) is added to the targets.
 
 Resume: rows are appended one at a time, flushed and fsynced; a rerun reads the cells
 already in the file and collects only the others (a half-written last line, from a
-kill, is cut off first). Exports run in ``workers`` processes; latency is measured in
+kill, is cut off first). Rows made with other settings (``cells_per_stage``, ``text_style``,
+or an older ``builder`` revision) stop the resume with an error naming the line, instead of
+mixing two kinds of text in one dataset. Exports run in ``workers`` processes; latency is measured in
 the same workers, so with ``workers > 1`` concurrent exports add noise to it.
 """
 
@@ -34,6 +36,7 @@ from typing import Any
 import numpy as np
 
 LABELS = ("flops", "macs", "params", "latency_cpu")
+BUILDER = 2  # revision of nas.build_network: 2 computes `none` edges as x * 0 (1 left them and dead branches out)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +92,8 @@ def collect_one(job: NasJob) -> dict[str, Any]:
 
         result = measure_latency(model, batch_size=job.batch_size, threads=job.latency_threads)
         targets["latency_cpu"] = float(result["median_ms"])
-    meta = {"space": "nb201", "cell": job.cell, "cells_per_stage": job.cells_per_stage}
+    meta = {"space": "nb201", "cell": job.cell, "cells_per_stage": job.cells_per_stage,
+            "text_style": job.text_style, "builder": BUILDER}  # fmt: skip
     return {"text": onnx_to_text(model, style=job.text_style), "targets": targets, "group": job.cell, "meta": meta}
 
 
@@ -115,8 +119,11 @@ def read_join_csv(path: str | Path) -> dict[str, dict[str, float]]:
     return table
 
 
-def done_cells(path: Path) -> set[str]:
-    """Cells already in ``path``; a partial last line (an interrupted write) is cut off first."""
+def done_cells(path: Path, settings: dict[str, Any] | None = None) -> set[str]:
+    """Cells already in ``path``; a partial last line (an interrupted write) is cut off first.
+
+    ``settings`` (meta key -> value) must match every row's meta, else ``ValueError`` names the
+    line; rows without ``builder`` are revision 1, without ``text_style`` are ``compact``."""
     if not path.is_file():
         return set()
     data = path.read_bytes()
@@ -129,9 +136,17 @@ def done_cells(path: Path) -> set[str]:
     for number, line in enumerate(data.decode().splitlines(), start=1):
         if line.strip():
             try:
-                cells.add(json.loads(line)["meta"]["cell"])
+                meta = json.loads(line)["meta"]
+                cells.add(meta["cell"])
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path}:{number}: not a row written by the NAS collector ({exc})") from exc
+            found = {"builder": 1, "text_style": "compact"} | meta
+            for key, wanted in (settings or {}).items():
+                if found.get(key) != wanted:
+                    raise ValueError(
+                        f"{path}:{number}: collected with {key}={found.get(key)!r}, this run asks for {wanted!r}; "
+                        "collect into another --out (one dataset holds one kind of text)"
+                    )
     return cells
 
 
@@ -170,7 +185,7 @@ def collect_nas(
         for cell in cells:
             parse_cell(cell)
         cells = list(dict.fromkeys(cells))
-    done = done_cells(out)
+    done = done_cells(out, {"cells_per_stage": cells_per_stage, "text_style": text_style, "builder": BUILDER})
     todo = [c for c in cells if c not in done]
     jobs = [NasJob(c, tuple(labels), cells_per_stage, text_style, latency_threads, batch_size) for c in todo]
     out.parent.mkdir(parents=True, exist_ok=True)
