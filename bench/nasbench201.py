@@ -9,7 +9,7 @@ Split: a permutation from numpy.random.default_rng(0); the first 2000 rows train
 * ``onnx``: the whole network (5 cells per stage) exported to ONNX and written as text
   (docs/onnx_text.md), read with a line-level BPE (4096) and cut at 256 tokens: every cell of
   a network is the same cell, and 256 tokens hold the stem and the first cell always, the whole
-  first stage for 97% of networks (a whole network: median ~400 tokens, 3x the compute per
+  first stage for 96% of networks (a whole network: median ~500 tokens, 3x the compute per
   step). Truncation is reported.
 
 With ``onnx`` the bench also fine-tunes: an RLM pretrained on the FLOPs of the training
@@ -17,7 +17,7 @@ architectures, then trained on accuracy, beside the same model trained on accura
 (paper: about 0.83 -> 0.85). Paper (ONNX text) Spearman on the four devices: 0.731, 0.466,
 0.960, 0.939.
 
-The ONNX texts come from a dataset collected once (resumable, ~1 h on 2 cores):
+The ONNX texts come from a dataset collected once (resumable, 72 min on 2 cores):
 
     python bench/nasbench201.py --collect-only --workers 2   # collect what is missing (resumable)
     python bench/nasbench201.py --inputs arch,onnx --json out/nb201.json
@@ -63,7 +63,7 @@ def split(n: int, train: int = 2000, test: int = 1000, val: int = 200) -> dict[s
 
 def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> tuple[dict[str, str], dict, float]:
     """ONNX text and FLOPs by cell for the cells in ``used``, collecting the missing ones with --collect."""
-    from coderlm.collect.nas_collect import collect_nas
+    from coderlm.collect.nas_collect import BUILDER, collect_nas
     from coderlm.data import read_dataset
 
     wanted = [cells[i] for i in used]
@@ -74,6 +74,10 @@ def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> 
                     join_csv=args.data)  # fmt: skip
         collect_s = time.perf_counter() - start
     rows = {r.meta["cell"]: r for r in read_dataset(args.onnx_data)} if args.onnx_data.is_file() else {}
+    old = sum(r.meta.get("builder", 1) != BUILDER for r in rows.values())
+    if old:
+        raise SystemExit(f"{args.onnx_data}: {old} networks from builder revision != {BUILDER} (see "
+                         "coderlm.collect.nas_collect.BUILDER); collect into a new --onnx-data")  # fmt: skip
     missing = [c for c in wanted if c not in rows]
     if missing and not args.partial:
         raise SystemExit(f"{args.onnx_data}: {len(missing)} of {len(wanted)} split architectures not collected; "
@@ -203,8 +207,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument("--head-steps", type=int, default=3000, help="steps of the regression heads on cell strings")
-    parser.add_argument("--pretrain-steps", type=int, default=1000, help="FLOPs pretraining steps (0: no rows)")
-    parser.add_argument("--finetune-steps", type=int, default=1000, help="accuracy steps, with and without it")
+    parser.add_argument("--pretrain-steps", type=int, default=700, help="FLOPs pretraining steps (0: no rows)")
+    parser.add_argument("--finetune-steps", type=int, default=700, help="accuracy steps, with and without it")
     parser.add_argument("--finetune-lr", type=float, default=3e-4, help="fine-tuning learning rate")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     args = parser.parse_args()
