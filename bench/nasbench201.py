@@ -63,7 +63,8 @@ def split(n: int, train: int = 2000, test: int = 1000, val: int = 200) -> dict[s
 
 def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> tuple[dict[str, str], dict, float]:
     """ONNX text and FLOPs by cell for the cells in ``used``, collecting the missing ones with --collect."""
-    from coderlm.collect.nas_collect import BUILDER, collect_nas
+    from coderlm.collect.nas import BUILDER
+    from coderlm.collect.nas_collect import collect_nas, done_cells
     from coderlm.data import read_dataset
 
     wanted = [cells[i] for i in used]
@@ -73,11 +74,11 @@ def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> 
         collect_nas(args.onnx_data, labels=["flops", "macs", "params"], cells=wanted, workers=args.workers,
                     join_csv=args.data)  # fmt: skip
         collect_s = time.perf_counter() - start
+    try:
+        done_cells(args.onnx_data, {"builder": BUILDER})  # texts of one builder revision only
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     rows = {r.meta["cell"]: r for r in read_dataset(args.onnx_data)} if args.onnx_data.is_file() else {}
-    old = sum(r.meta.get("builder", 1) != BUILDER for r in rows.values())
-    if old:
-        raise SystemExit(f"{args.onnx_data}: {old} networks from builder revision != {BUILDER} (see "
-                         "coderlm.collect.nas_collect.BUILDER); collect into a new --onnx-data")  # fmt: skip
     missing = [c for c in wanted if c not in rows]
     if missing and not args.partial:
         raise SystemExit(f"{args.onnx_data}: {len(missing)} of {len(wanted)} split architectures not collected; "

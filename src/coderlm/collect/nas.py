@@ -35,6 +35,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+BUILDER = 2  # revision of build_network, recorded in collected rows: 2 computes `none` edges as x * 0
+# (1 left them out, and the exporter dropped the branches behind them)
 OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
 NUM_NODES = 4
 EDGES = tuple((i, j) for j in range(1, NUM_NODES) for i in range(j))  # (from, to): (0,1) (0,2) (1,2) (0,3) (1,3) (2,3)

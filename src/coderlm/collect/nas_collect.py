@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from coderlm.collect.nas import BUILDER
+
 LABELS = ("flops", "macs", "params", "latency_cpu")
-BUILDER = 2  # revision of nas.build_network: 2 computes `none` edges as x * 0 (1 left them and dead branches out)
 
 
 @dataclasses.dataclass(frozen=True)
