@@ -7,7 +7,7 @@ import pytest
 
 from coderlm.cli import main
 from coderlm.collect.corpora import load_jobs, shared_data
-from coderlm.collect.programs import Protocol, collect_programs
+from coderlm.collect.programs import Protocol, collect_programs, with_description
 from coderlm.data import read_dataset
 
 pytestmark = pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
@@ -142,3 +142,11 @@ def test_humaneval_from_its_package():
     jobs = load_jobs("humaneval")
     assert len(jobs) == 164 and jobs[0].problem == "HumanEval/0"
     assert jobs[0].tests.endswith("check(has_close_elements)\n")
+
+
+def test_description_is_not_repeated_when_the_code_states_it():
+    prompt = 'def f(n):\n    """\n    Write a function to  double n.\n    >>> f(2)\n    4\n    """\n'
+    assert with_description("Write a function to double n.", prompt) == prompt  # whitespace differs
+    code = "def f(n):\n    return 2 * n\n"
+    assert with_description("Double n.", code) == "Double n.\n\n" + code
+    assert with_description("", "x = 1\n") == "x = 1\n"
