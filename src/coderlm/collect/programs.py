@@ -4,9 +4,8 @@
 
 =========================  ==============================================================
 ``<corpus>.jsonl``         passing programs in the project's dataset format: ``text`` =
-                           problem description + code (the description is not repeated
-                           where the code's comment already holds it; ``text="code"``: the
-                           code alone),
+                           problem description + code, the description written once
+                           (``with_description``); ``text="code"``: the code alone;
                            ``targets = {"peak_memory_bytes", "runtime_s"}``, ``task`` = language,
                            ``group`` = problem id, ``meta`` = the profile (key, solution kind,
                            peak RSS, compile time, repeats, the runtime's baseline, reruns)
@@ -160,20 +159,17 @@ def _run(tasks: list, workers: int):
 
 
 def with_description(description: str, code: str) -> str:
-    """``description`` + blank line + ``code``, unless the code already states it (MBXP and HumanEval
-    prompts carry the description in their comment or docstring: a second copy only spends context)."""
+    """``description`` + blank line + ``code``, unless the code already states it (MBXP, MathQA and
+    HumanEval prompts carry the description in their comment or docstring: a second copy only spends
+    context)."""
     if not description or " ".join(description.split()) in " ".join(code.split()):
         return code
     return f"{description}\n\n{code}"
 
 
 def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
-    if text == "code":
-        body = job.code
-    elif text == "problem+code":
-        body = with_description(job.description, job.code)
-    else:
-        body = with_description(job.description, job.source)
+    code = job.source if text == "problem+code+tests" else job.code
+    body = code if text == "code" else with_description(job.description, code)
     meta = {"key": job.key, "solution": job.solution,
             **{k: record[k] for k in ("peak_rss_bytes", "compile_s", "process_wall_s", "repeats", "warmups",
                                       "reruns") if k in record}}  # fmt: skip
