@@ -36,6 +36,16 @@ def test_fit_returns_self_and_learned_state():
     assert rlm.objectives_ == ["y0"]
 
 
+def test_fit_report_records_the_validation_curve_and_the_step_kept():
+    texts, targets = line_count_task(24, seed=2)
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 4, "eval_every": 2})
+    rlm.fit(texts[:16], targets[:16], val_texts=texts[16:], val_targets=targets[16:])
+    curve = rlm.fit_report_["val_losses"]
+    assert [step for step, _ in curve] == [2, 4]
+    best_step, best_loss = min(curve, key=lambda pair: pair[1])
+    assert rlm.fit_report_["best_step"] == best_step and rlm.fit_report_["best_val_loss"] == best_loss
+
+
 def test_sample_shapes_and_intervals(fitted):
     texts, _ = line_count_task(5, seed=3)
     samples = fitted.sample(texts, num_samples=32, seed=0)

@@ -233,6 +233,9 @@ class RegressionLM:
             "steps": result.step,
             "train_seconds": round(result.seconds, 3),
             "best_val_loss": result.best_val_loss,
+            # the weights kept are best_step's; None when no validation ran or (resumed) it came before
+            "best_step": next((step for step, loss in result.val_losses if loss == result.best_val_loss), None),
+            "val_losses": [[step, loss] for step, loss in result.val_losses],
             "stopped_early": result.stopped_early,
         }
         if run_dir is not None:
