@@ -7,7 +7,7 @@ import pytest
 
 from coderlm.cli import main
 from coderlm.collect.corpora import load_jobs, shared_data
-from coderlm.collect.programs import Protocol, collect_programs, with_description
+from coderlm.collect.programs import TEXT_REVISION, Protocol, collect_programs, with_description
 from coderlm.data import read_dataset
 
 pytestmark = pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
@@ -57,8 +57,7 @@ def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
     for name in ("mbxp.jsonl", "mbxp.runs.jsonl"):
         with open(out / name, "a") as f:
             f.write('{"key": "half')
-    second = collect_programs(out, "mbxp", ["python"], data=data, protocol=FAST, workers=2, progress=False,
-                              text="code")  # fmt: skip
+    second = collect_programs(out, "mbxp", ["python"], data=data, protocol=FAST, workers=2, progress=False)
     assert (second.requested, second.already_done, second.tried, second.passed) == (7, 4, 3, 0)
     assert len(read_dataset(out / "mbxp.jsonl")) == 3
     stats = json.loads((out / "mbxp.stats.json").read_text())
@@ -69,6 +68,28 @@ def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
     log = [json.loads(line) for line in (out / "mbxp.runs.jsonl").read_text().splitlines()]
     assert {r["key"]: r["status"] for r in log}["python/MBPP/3/canonical"] == "timeout"
     assert "NameError" in {r["key"]: r for r in log}["python/MBPP/5/canonical"]["stderr_tail"]
+
+    # rows say how their text was written; resuming with another text mode is refused before anything runs
+    assert {(r.meta["text"], r.meta["text_revision"]) for r in read_dataset(out / "mbxp.jsonl")} == {
+        ("problem+code", TEXT_REVISION)
+    }
+    refused = r"mbxp\.jsonl:1: written with --text problem\+code .* this run writes --text code"
+    with pytest.raises(ValueError, match=refused):
+        collect_programs(out, "mbxp", ["python"], data=data, protocol=FAST, progress=False, text="code")
+    assert len((out / "mbxp.runs.jsonl").read_text().splitlines()) == 7
+
+
+def test_collect_refuses_rows_of_the_older_description_rule(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    row = {"text": "Problem.\n\ndef f(): pass", "targets": {"peak_memory_bytes": 1.0, "runtime_s": 1.0},
+           "meta": {"key": "python/MBPP/1/canonical"}}  # fmt: skip
+    (out / "mbxp.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(ValueError, match="text revision 1"):
+        collect_programs(out, "mbxp", ["python"], data=tmp_path, progress=False)
+    (out / "mbxp.jsonl").write_text("[1, 2]\n")
+    with pytest.raises(ValueError, match=r"mbxp\.jsonl:1: not a row written by the program collector"):
+        collect_programs(out, "mbxp", ["python"], data=tmp_path, progress=False)
 
 
 def test_collect_rejects_bad_options(tmp_path):

@@ -9,6 +9,7 @@
                            ``targets = {"peak_memory_bytes", "runtime_s"}``, ``task`` = language,
                            ``group`` = problem id, ``meta`` = the profile (key, solution kind,
                            peak RSS, compile time, repeats, the runtime's baseline, reruns)
+                           and how the text was written (``text``, ``text_revision``)
 ``<corpus>.runs.jsonl``    one line per program tried, passing or not (status, exit code,
                            stderr tail): the resume log and the failure record
 ``<corpus>.baselines.json`` each language's empty program, profiled the same way
@@ -23,8 +24,10 @@ CodeNet's convention); subtract ``meta.baseline_*`` for figures net of the runti
 
 Programs run in a pool of ``workers`` processes (default: the number of cores). Lines are
 appended, flushed and fsynced one at a time; a rerun skips every key already in the runs log
-(a half-written last line, from a kill, is cut off first). Concurrent workers share the CPU, so
-``workers > 1`` adds timing noise; the ``twice`` option measures it (``meta.reruns``).
+(a half-written last line, from a kill, is cut off first), and refuses a dataset whose rows were
+written with another text mode or rule (one dataset holds one kind of text). Concurrent workers
+share the CPU, so ``workers > 1`` adds timing noise; the ``twice`` option measures it
+(``meta.reruns``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from coderlm.collect.runners import baseline, get_runner, load_runners, profile_
 from coderlm.collect.sandbox import isolation
 
 TEXT_MODES = ("problem+code", "code", "problem+code+tests")
+TEXT_REVISION = 2  # 1: the description was prepended even where the code already stated it
 STATUSES = ("passed", "failed", "compile_error", "timeout", "crashed", "output_limit")
 
 
@@ -94,6 +98,8 @@ def collect_programs(
         raise ValueError(f"--out is a folder (it gets {corpus}.jsonl and logs), got {out}")
     out.mkdir(parents=True, exist_ok=True)
     dataset, log = out / f"{corpus}.jsonl", out / f"{corpus}.runs.jsonl"
+    _truncate_partial(dataset)
+    _check_text(dataset, text)
     skipped = {}
     for language in languages:
         problem = runners[language].missing()
@@ -104,7 +110,6 @@ def collect_programs(
     jobs = load_jobs(corpus, usable, data=data, solutions=solutions, limit=limit) if usable else []
     baselines = _baselines(out / f"{corpus}.baselines.json", usable, runners, protocol)
     done = _done_keys(log)
-    _truncate_partial(dataset)
     todo = [job for job in jobs if job.key not in done]
     bar = None
     if progress:
@@ -170,7 +175,7 @@ def with_description(description: str, code: str) -> str:
 def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
     code = job.source if text == "problem+code+tests" else job.code
     body = code if text == "code" else with_description(job.description, code)
-    meta = {"key": job.key, "solution": job.solution,
+    meta = {"key": job.key, "solution": job.solution, "text": text, "text_revision": TEXT_REVISION,
             **{k: record[k] for k in ("peak_rss_bytes", "compile_s", "process_wall_s", "repeats", "warmups",
                                       "reruns") if k in record}}  # fmt: skip
     if base.get("status") == "passed":
@@ -178,6 +183,29 @@ def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any
         meta["baseline_runtime_s"] = base["runtime_s"]
     targets = {"peak_memory_bytes": float(record["peak_memory_bytes"]), "runtime_s": float(record["runtime_s"])}
     return {"text": body, "targets": targets, "task": job.language, "group": job.problem, "meta": meta}
+
+
+def _check_text(path: Path, text: str) -> None:
+    """Refuse to resume ``path`` if a row in it was written another way: another ``--text`` mode or,
+    where the text holds the problem, another description rule. Rows without these keys predate
+    them: ``problem+code``, revision 1."""
+    if not path.is_file():
+        return
+    with open(path) as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                meta = json.loads(line)["meta"]
+                found, revision = meta.get("text", "problem+code"), meta.get("text_revision", 1)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"{path}:{number}: not a row written by the program collector ({exc})") from exc
+            if found != text or (text != "code" and revision != TEXT_REVISION):
+                raise ValueError(
+                    f"{path}:{number}: written with --text {found} (text revision {revision}), this run writes "
+                    f"--text {text} (revision {TEXT_REVISION}); collect into another --out (one dataset holds one "
+                    "kind of text)"
+                )
 
 
 def _baselines(path: Path, languages: Sequence[str], runners: dict, protocol: Protocol) -> dict[str, Any]:
