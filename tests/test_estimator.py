@@ -6,6 +6,7 @@ from scipy.stats import spearmanr
 
 from coderlm import IEEE, RegressionLM
 from coderlm.data.toy import line_count_task
+from coderlm.evaluation import task_spearman
 
 TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
 
@@ -44,6 +45,21 @@ def test_fit_report_records_the_validation_curve_and_the_step_kept():
     assert [step for step, _ in curve] == [2, 4]
     best_step, best_loss = min(curve, key=lambda pair: pair[1])
     assert rlm.fit_report_["best_step"] == best_step and rlm.fit_report_["best_val_loss"] == best_loss
+
+
+def test_validation_can_score_ranking_instead_of_likelihood():
+    texts, targets = line_count_task(40, seed=4)
+    tasks = ["a", "b"] * 10
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 6, "val_metric": "spearman", "val_samples": 8})
+    rlm.fit(texts[:20], targets[:20], val_texts=texts[20:], val_targets=targets[20:], val_tasks=tasks)
+    report = rlm.fit_report_
+    assert report["val_metric"] == "spearman" and [step for step, _ in report["val_losses"]] == [6]
+    medians = np.median(rlm.sample(texts[20:], num_samples=8, seed=0)[:, :, 0], axis=1)
+    assert report["best_val_loss"] == pytest.approx(1 - task_spearman(medians, targets[20:], tasks))
+    with pytest.raises(ValueError, match="3 validation task labels for 20"):
+        rlm.fit(texts[:20], targets[:20], val_texts=texts[20:], val_targets=targets[20:], val_tasks=tasks[:3])
+    with pytest.raises(ValueError, match="val_metric"):
+        RegressionLM(training={"val_metric": "accuracy"}).fit(texts, targets)
 
 
 def test_sample_shapes_and_intervals(fitted):

@@ -28,6 +28,7 @@ from coderlm.data.checks import check_targets, check_texts
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
 from coderlm.devices import resolve_device
+from coderlm.evaluation.metrics import task_spearman
 from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.pretrained import SCRATCH, PretrainedEncoder, encoder_facts
 from coderlm.model.transfer import adapt_state, finetune_config
@@ -116,6 +117,7 @@ class RegressionLM:
         objectives: Sequence[str] | None = None,
         val_texts: Sequence[str] | None = None,
         val_targets=None,
+        val_tasks: Sequence[str] | None = None,
         run_dir: str | Path | None = None,
         resume: bool = False,
         init: str | Path | RegressionLM | None = None,
@@ -128,7 +130,10 @@ class RegressionLM:
                 (a missing objective, left out of the loss).
             tasks: a task name per text, for temperature-scaled task sampling.
             objectives: names of the k objectives, kept with the model.
-            val_texts, val_targets: validation set for the loss curve and early stopping.
+            val_texts, val_targets: validation set for the loss curve and early stopping. With
+                training option ``val_metric="spearman"`` validation scores ranking instead of
+                likelihood: 1 - Spearman of the median of ``val_samples`` samples, within each
+                of ``val_tasks`` (a task per validation text) and averaged over objectives.
             run_dir: folder for metrics.jsonl, checkpoints and the final model.
             resume: continue the run in ``run_dir`` from its latest checkpoint.
             init: fine-tune: start from this trained model (a saved model or run folder,
@@ -221,6 +226,8 @@ class RegressionLM:
             val_values = check_targets(val_targets, len(val_texts), k, specials, allow_nan=missing == "mask")
             val_set = self._encode_targets(codec, val_values, missing)
             val_loss = tensors(tokenizer.encode(val_texts, input_len), val_set).mean_loss
+            if train_config.val_metric == "spearman":
+                val_loss = self._rank_loss(val_texts, val_values, val_tasks, train_config.val_samples)
         sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
                                train_config.task_sampling, train_config.task_temperature,
                                tokens.mask.sum(1) if train_config.bucket_by_length else None)  # fmt: skip
@@ -232,6 +239,7 @@ class RegressionLM:
         self.fit_report_ |= {
             "steps": result.step,
             "train_seconds": round(result.seconds, 3),
+            "val_metric": train_config.val_metric if val_texts is not None else None,
             "best_val_loss": result.best_val_loss,
             # the weights kept are best_step's; None when no validation ran or (resumed) it came before
             "best_step": next((step for step, loss in result.val_losses if loss == result.best_val_loss), None),
@@ -241,6 +249,18 @@ class RegressionLM:
         if run_dir is not None:
             self._write_files(run_dir, weights=True)
         return self
+
+    def _rank_loss(self, texts: list[str], values: np.ndarray, tasks: Sequence[str] | None, num_samples: int):
+        """Validation as 1 - Spearman of sample medians (within each task, mean over objectives)."""
+        if tasks is not None and len(tasks) != len(texts):
+            raise ValueError(f"got {len(tasks)} validation task labels for {len(texts)} validation texts")
+
+        def loss(_objective) -> float:
+            medians = point_estimate(self.sample(texts, num_samples, seed=0), "median")
+            rhos = [task_spearman(medians[:, j], values[:, j], tasks) for j in range(values.shape[1])]
+            return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
+
+        return loss
 
     def _tensor_maker(self, config: TrainConfig, run_dir: Path | None, input_len: int, device: torch.device):
         """``make(tokens, encoded_targets)`` -> training tensors; with ``encoder_cache`` they hold encoder states."""

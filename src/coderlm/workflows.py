@@ -85,6 +85,7 @@ def train_run(
         tasks=arrays.tasks, objectives=arrays.objectives,
         val_texts=val_arrays.texts if val_arrays is not None else None,
         val_targets=val_arrays.targets if val_arrays is not None else None,
+        val_tasks=val_arrays.tasks if val_arrays is not None else None,
         run_dir=out, resume=resume, init=init,
     )  # fmt: skip
     record = {"data": str(data), "val": str(val) if val else None, "init": str(init) if init else None,

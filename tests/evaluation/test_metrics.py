@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from coderlm.evaluation import best_of_group, group_spearman, interval_coverage, regression_metrics
+from coderlm.evaluation import best_of_group, group_spearman, interval_coverage, regression_metrics, task_spearman
 
 
 def test_perfect_and_reversed_rankings():
@@ -121,3 +121,16 @@ def test_interval_coverage_by_hand():
     measured = [0.5, 3, 3, 0.5]
     assert interval_coverage(lower, upper, measured) == pytest.approx(2 / 3)  # bounds are inclusive
     assert math.isnan(interval_coverage([np.nan], [1], [0]))
+
+
+def test_task_spearman_ranks_within_tasks_weighted_by_rows():
+    # pooled, task b's large values would look perfectly ranked; within it they are reversed
+    predicted = [1, 2, 3, 4, 300, 200]
+    measured = [1, 2, 3, 4, 100, 200]
+    tasks = ["a", "a", "a", "a", "b", "b"]
+    assert task_spearman(predicted, measured, tasks) == pytest.approx((4 * 1.0 + 2 * -1.0) / 6)
+    assert task_spearman(predicted, measured) == pytest.approx(regression_metrics(predicted, measured)["spearman"])
+    # a task of one row is skipped, one with constant predictions counts 0, non-finite rows are dropped
+    assert task_spearman([1, 2, 3, 5, 5, 9], [1, 2, 3, 1, 2, 7], ["a", "a", "a", "b", "b", "c"]) == pytest.approx(0.6)
+    assert task_spearman([1, 2, float("nan")], [1, 2, 3], ["a", "a", "a"]) == pytest.approx(1.0)
+    assert math.isnan(task_spearman([1, 2], [3, 3], ["a", "a"]))

@@ -3,7 +3,13 @@
 Figures live in ``coderlm.evaluation.plots`` (imported on demand, as it loads matplotlib).
 """
 
-from coderlm.evaluation.metrics import best_of_group, group_spearman, interval_coverage, regression_metrics
+from coderlm.evaluation.metrics import (
+    best_of_group,
+    group_spearman,
+    interval_coverage,
+    regression_metrics,
+    task_spearman,
+)
 from coderlm.evaluation.report import evaluate, markdown_table, to_json, write_report
 
 __all__ = [
@@ -13,6 +19,7 @@ __all__ = [
     "interval_coverage",
     "markdown_table",
     "regression_metrics",
+    "task_spearman",
     "to_json",
     "write_report",
 ]

@@ -100,6 +100,26 @@ def group_spearman(predicted: Sequence[float], measured: Sequence[float], groups
     }
 
 
+def task_spearman(predicted: Sequence[float], measured: Sequence[float], tasks: Sequence | None = None) -> float:
+    """Spearman correlation within each task, averaged with each task weighted by its rows.
+
+    Ranking across tasks with different scales (bytes of a Python heap, megabytes of a JVM)
+    would reward telling the tasks apart; this asks for the order within each. Tasks with
+    fewer than two finite rows or constant measured values are skipped; a task whose
+    predictions are all equal counts as 0. NaN when no task is usable.
+    """
+    labels = [""] * len(predicted) if tasks is None else tasks
+    p, m, labels = _finite(("predicted", "measured"), predicted, measured, groups=labels)
+    total, rows_used = 0.0, 0
+    for rows in _split(labels):
+        if rows.size < 2 or _constant(m[rows]):
+            continue
+        rho = _correlation(stats.spearmanr, p[rows], m[rows])
+        total += rows.size * (0.0 if np.isnan(rho) else rho)
+        rows_used += rows.size
+    return total / rows_used if rows_used else NAN
+
+
 def _tied_pairs(x: np.ndarray) -> int:
     counts = np.unique(x, return_counts=True)[1]
     return int(np.sum(counts * (counts - 1) // 2))

@@ -12,6 +12,7 @@ TASK_SAMPLING = ("proportional", "temperature")
 PRECISIONS = ("fp32", "bf16")
 ENCODER_CACHES = ("off", "memory", "disk")
 CACHE_DTYPES = ("fp16", "bf16", "fp32")
+VAL_METRICS = ("loss", "spearman")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +30,8 @@ class TrainConfig:
     bucket_by_length: bool = False  # batches of rows of similar length (less padding: faster on long, varied texts)
     eval_every: int = 0  # steps between validation-loss evaluations; 0 = only at the end
     patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
+    val_metric: str = "loss"  # what validation minimizes: "loss" (NLL) or "spearman" (1 - rho of sample medians)
+    val_samples: int = 16  # samples per validation input with val_metric "spearman"
     checkpoint_every: int = 0  # steps between checkpoints in the run folder; 0 = only at the end
     keep_checkpoints: int = 2  # step checkpoints kept on disk (the best one is kept apart)
     log_every: int = 10  # steps between lines in metrics.jsonl
@@ -41,7 +44,7 @@ class TrainConfig:
     cache_dir: str = ""  # folder of the "disk" encoder cache (default: encoder_cache/ in the run folder)
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every"):
+        for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every", "val_samples"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"training option {name} must be a positive integer, got {value!r}")
@@ -52,7 +55,8 @@ class TrainConfig:
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
         for name, allowed in (("optimizer", OPTIMIZERS), ("task_sampling", TASK_SAMPLING), ("precision", PRECISIONS),
-                              ("encoder_cache", ENCODER_CACHES), ("cache_dtype", CACHE_DTYPES)):
+                              ("encoder_cache", ENCODER_CACHES), ("cache_dtype", CACHE_DTYPES),
+                              ("val_metric", VAL_METRICS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"training option {name} must be one of {allowed}, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
