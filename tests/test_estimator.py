@@ -62,6 +62,17 @@ def test_validation_can_score_ranking_instead_of_likelihood():
         RegressionLM(training={"val_metric": "accuracy"}).fit(texts, targets)
 
 
+def test_ranking_validation_reports_truncated_inputs_once(caplog):
+    texts, targets = line_count_task(24, seed=5)
+    rlm = RegressionLM(vocab_size=300, max_input_len=8, model=TINY,
+                       training={"steps": 6, "eval_every": 2, "val_metric": "spearman", "val_samples": 4})  # fmt: skip
+    with caplog.at_level("WARNING", logger="coderlm"):
+        rlm.fit(texts[:16], targets[:16], val_texts=texts[16:], val_targets=targets[16:])
+    assert len(rlm.fit_report_["val_losses"]) == 3
+    truncated = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
+    assert [m.split(" text(s)")[0] for m in truncated] == ["14 of 16", "8 of 8"]  # training set, validation set
+
+
 def test_sample_shapes_and_intervals(fitted):
     texts, _ = line_count_task(5, seed=3)
     samples = fitted.sample(texts, num_samples=32, seed=0)

@@ -255,8 +255,14 @@ class RegressionLM:
         if tasks is not None and len(tasks) != len(texts):
             raise ValueError(f"got {len(tasks)} validation task labels for {len(texts)} validation texts")
 
+        self._log_truncation(self.tokenizer_.encode(texts, self._input_len()), self._input_len())  # once, not per call
+
         def loss(_objective) -> float:
-            medians = point_estimate(self.sample(texts, num_samples, seed=0), "median")
+            self._quiet = True
+            try:
+                medians = point_estimate(self.sample(texts, num_samples, seed=0), "median")
+            finally:
+                self._quiet = False
             rhos = [task_spearman(medians[:, j], values[:, j], tasks) for j in range(values.shape[1])]
             return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
 
@@ -475,7 +481,7 @@ class RegressionLM:
         return min(self.max_input_len, self.model_.cfg.max_input_len)
 
     def _log_truncation(self, tokens: TokenBatch, input_len: int) -> None:
-        if tokens.truncated:
+        if tokens.truncated and not getattr(self, "_quiet", False):
             log.warning(
                 "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)",
                 tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()),
