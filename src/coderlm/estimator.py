@@ -225,9 +225,10 @@ class RegressionLM:
             val_texts = check_texts(val_texts)
             val_values = check_targets(val_targets, len(val_texts), k, specials, allow_nan=missing == "mask")
             val_set = self._encode_targets(codec, val_values, missing)
-            val_loss = tensors(tokenizer.encode(val_texts, input_len), val_set).mean_loss
             if train_config.val_metric == "spearman":
                 val_loss = self._rank_loss(val_texts, val_values, val_tasks, train_config.val_samples)
+            else:
+                val_loss = tensors(tokenizer.encode(val_texts, input_len), val_set).mean_loss
         sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
                                train_config.task_sampling, train_config.task_temperature,
                                tokens.mask.sum(1) if train_config.bucket_by_length else None)  # fmt: skip
