@@ -11,7 +11,7 @@ Models: gradient-boosted trees on the one-hot code, and ridge regression on the 
 plus all pairwise products (an edge's operation interacting with another's). Latencies are
 fitted in log space, accuracy as is; Spearman does not depend on the transform.
 
-    python bench/nb201_ceiling.py --json out/nb201_ceiling.json      # ~1 min on 2 cores
+    python bench/nb201_ceiling.py --json out/nb201_ceiling.json      # ~25 s on 2 cores
 """
 
 from __future__ import annotations
