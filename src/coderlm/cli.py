@@ -100,7 +100,8 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
                        description="Each INPUT is a text file (one input), an .onnx model (serialized as "
                        "coderlm collect does), a .jsonl/.parquet dataset (one input per row), or - for stdin. "
                        "Prints one record per input.")  # fmt: skip
-    p.add_argument("--model", required=True, help="run folder or saved model")
+    p.add_argument("--model", required=True, action="append",
+                   help="run folder or saved model; repeat it to pool several models' samples")  # fmt: skip
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--level", type=float, default=0.9, help="central interval level (default 0.9)")
     p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")
@@ -113,12 +114,12 @@ def add_predict(sub: argparse._SubParsersAction) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from coderlm.estimator import RegressionLM
+    from coderlm.ensemble import load_models
     from coderlm.workflows import predict_records, read_inputs
 
-    rlm = RegressionLM.load(args.model)
+    models = load_models(args.model)
     inputs = read_inputs(args.inputs, args.onnx_style)
-    records = predict_records(rlm, inputs, args.level, args.num_samples, args.all_samples, args.seed)
+    records = predict_records(models, inputs, args.level, args.num_samples, args.all_samples, args.seed)
     if args.output == "json":
         for record in records:
             print(json.dumps(record))
@@ -135,7 +136,8 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="evaluate a model on a test set; write a report",
                        description="Spearman, Kendall, Pearson, MAE, MAPE per task and objective; interval "
                        "coverage; per-group ranking; scatter plots; report.md and metrics.json.")  # fmt: skip
-    p.add_argument("--model", required=True, help="run folder or saved model")
+    p.add_argument("--model", required=True, action="append",
+                   help="run folder or saved model; repeat it to pool several models' samples")  # fmt: skip
     p.add_argument("--data", required=True, help="test dataset (.jsonl or .parquet)")
     p.add_argument("--report", required=True, help="folder for report.md, metrics.json and plots")
     p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")

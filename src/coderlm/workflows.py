@@ -18,6 +18,7 @@ import numpy as np
 from coderlm.atomic import write_atomic
 from coderlm.data import DatasetError, read_dataset
 from coderlm.decoding import central_interval, point_estimate
+from coderlm.ensemble import load_models, pooled_samples
 from coderlm.estimator import RegressionLM
 from coderlm.numbers.formats import IEEE, P10, NumberFormat
 
@@ -131,15 +132,19 @@ def read_inputs(paths: Sequence[str], onnx_style: str = "compact") -> list[tuple
 
 
 def predict_records(
-    rlm: RegressionLM,
+    rlm: RegressionLM | Sequence[RegressionLM],
     inputs: list[tuple[str, str]],
     level: float = 0.9,
     num_samples: int | None = None,
     all_samples: bool = False,
     seed: int | None = 0,
 ) -> list[dict]:
-    """One flat record per input: median, interval bounds (and samples) per objective."""
-    samples = rlm.sample([text for _, text in inputs], num_samples=num_samples, seed=seed)
+    """One flat record per input: median, interval bounds (and samples) per objective.
+
+    Given several models, each draws ``num_samples`` and the estimates come from all of them pooled."""
+    models = [rlm] if isinstance(rlm, RegressionLM) else list(rlm)
+    samples = pooled_samples(models, [text for _, text in inputs], num_samples, seed)
+    rlm = models[0]
     medians, intervals = point_estimate(samples), central_interval(samples, level)
     records = []
     for i, (name, _) in enumerate(inputs):
@@ -154,18 +159,22 @@ def predict_records(
     return records
 
 
-def evaluate_run(model: str | Path, data: str | Path, report: str | Path, *, num_samples: int | None = None,
-                 baselines: Sequence[str] = (), train_data: str | Path | None = None,
-                 seed: int = 0) -> dict[str, Any]:  # fmt: skip
-    """Evaluate a trained run on dataset ``data``; write report.md, metrics.json and plots to ``report``."""
+def evaluate_run(model: str | Path | Sequence[str | Path], data: str | Path, report: str | Path, *,
+                 num_samples: int | None = None, baselines: Sequence[str] = (),
+                 train_data: str | Path | None = None, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+    """Evaluate a trained run on dataset ``data``; write report.md, metrics.json and plots to ``report``.
+
+    Given several models, their samples are pooled (``coderlm.ensemble``); baselines read text as
+    the first one does."""
     from coderlm.evaluation import evaluate, markdown_table, to_json, write_report
 
-    rlm = RegressionLM.load(model)
+    models = load_models([model] if isinstance(model, (str, Path)) else list(model))
+    rlm = models[0]
     arrays = read_dataset(data).to_arrays(rlm.objectives_, "mask")
     if baselines and train_data is None:
         raise ValueError("baselines need --train-data (the same training set the model saw)")
     train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask") if baselines else None
-    samples = rlm.sample(arrays.texts, num_samples=num_samples, seed=seed)
+    samples = pooled_samples(models, arrays.texts, num_samples, seed)
     predicted = point_estimate(samples)
     intervals = {level: central_interval(samples, level) for level in (0.5, 0.9)}
     groups = arrays.groups if any(arrays.groups) else None
