@@ -17,7 +17,6 @@ fitted in log space, accuracy as is; Spearman does not depend on the transform.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import time
 from pathlib import Path
@@ -28,13 +27,9 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import Ridge
 
 from coderlm.evaluation import markdown_table
+from nasbench201 import DATA, OBJECTIVES, PAPER, SHORT, load, split
 
-OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3", "lat_ms_eyeriss", "lat_ms_gold_6240", "lat_ms_titan_rtx_1"]
-SHORT = {"c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3", "lat_ms_eyeriss": "eyeriss",
-         "lat_ms_gold_6240": "cpu", "lat_ms_titan_rtx_1": "gpu"}  # fmt: skip
-PAPER = {"lat_ms_pixel3": 0.731, "lat_ms_eyeriss": 0.466, "lat_ms_gold_6240": 0.960, "lat_ms_titan_rtx_1": 0.939}
 OPERATIONS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nasbench201" / "nasbench201.csv"
 
 
 def one_hot(cell: str) -> np.ndarray:
@@ -62,13 +57,11 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv)")
-    with open(args.data, newline="") as f:
-        rows = list(csv.DictReader(f))
-    x = np.stack([one_hot(row["arch"]) for row in rows])
-    targets = np.array([[float(row[name]) for name in OBJECTIVES] for row in rows])
+    cells, targets = load(args.data)
+    x = np.stack([one_hot(cell) for cell in cells])
     fitted = np.where([name.startswith("lat_") for name in OBJECTIVES], np.log(np.maximum(targets, 1e-9)), targets)
-    order = np.random.default_rng(0).permutation(len(rows))  # as bench/nasbench201.py
-    test, pool = order[-1000:], order[:-1000]
+    parts = split(len(cells), train=len(cells) - 1000, val=0)  # bench/nasbench201.py's permutation and test rows
+    test, pool = parts["test"], parts["train"]
     sizes = [int(s) for s in args.train_sizes.split(",")]
     if max(sizes) > len(pool):
         raise SystemExit(f"--train-sizes: at most {len(pool)} networks are outside the test set")

@@ -256,14 +256,10 @@ class RegressionLM:
         if tasks is not None and len(tasks) != len(texts):
             raise ValueError(f"got {len(tasks)} validation task labels for {len(texts)} validation texts")
 
-        self._log_truncation(self.tokenizer_.encode(texts, self._input_len()), self._input_len())  # once, not per call
+        tokens = self._encode(texts)  # once: every evaluation reads the same inputs
 
         def loss(_objective) -> float:
-            self._quiet = True
-            try:
-                medians = point_estimate(self.sample(texts, num_samples, seed=0), "median")
-            finally:
-                self._quiet = False
+            medians = point_estimate(self.codec_.decode(self._sample_ids(tokens, num_samples, None, 0)), "median")
             rhos = [task_spearman(medians[:, j], values[:, j], tasks) for j in range(values.shape[1])]
             return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
 
@@ -321,15 +317,18 @@ class RegressionLM:
                       temperature: float | None = None, seed: int | None = None) -> np.ndarray:  # fmt: skip
         """Number token ids (n, num_samples, k * L) as sampled, before decoding to floats."""
         self._check_fitted()
-        texts = check_texts(texts)
+        return self._sample_ids(self._encode(check_texts(texts)), num_samples, temperature, seed)
+
+    def _sample_ids(self, tokens: TokenBatch, num_samples: int | None, temperature: float | None,
+                    seed: int | None) -> np.ndarray:  # fmt: skip
         num_samples = self.num_samples if num_samples is None else num_samples
         temperature = self.temperature if temperature is None else temperature
         generator = None
         if seed is not None:
             generator = torch.Generator(device=self._device()).manual_seed(seed)
-        out = np.empty((len(texts), num_samples, self.codec_.total_length), dtype=np.int64)
+        out = np.empty((len(tokens.lengths), num_samples, self.codec_.total_length), dtype=np.int64)
         automaton = self._automaton()
-        for rows, batch in self._batches(texts):
+        for rows, batch in self._batches(tokens):
             tokens = sample_tokens(self.model_, automaton, *batch, num_samples, temperature, generator)
             out[rows] = tokens.cpu().numpy()
         return out
@@ -359,7 +358,7 @@ class RegressionLM:
         target_ids = torch.from_numpy(self.codec_.encode(values).ids)
         automaton = self._automaton()
         out = np.empty((len(texts), self.codec_.num_objectives))
-        for rows, (ids, mask) in self._batches(texts):
+        for rows, (ids, mask) in self._batches(self._encode(texts)):
             y = target_ids[rows].to(ids.device)
             logp = allowed_log_probs(self.model_(ids, mask, y), automaton, y)  # (b, L)
             out[rows] = logp.view(len(rows), self.codec_.num_objectives, -1).sum(-1).cpu().numpy()
@@ -482,16 +481,20 @@ class RegressionLM:
         return min(self.max_input_len, self.model_.cfg.max_input_len)
 
     def _log_truncation(self, tokens: TokenBatch, input_len: int) -> None:
-        if tokens.truncated and not getattr(self, "_quiet", False):
+        if tokens.truncated:
             log.warning(
                 "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)",
                 tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()),
             )  # fmt: skip
 
-    def _batches(self, texts: list[str]) -> Iterator[tuple[np.ndarray, tuple[torch.Tensor, torch.Tensor]]]:
-        """Batches of similar length (less padding); yields the original row indices with them."""
+    def _encode(self, texts: list[str]) -> TokenBatch:
+        """Input token ids as the model reads them; truncation is reported."""
         tokens = self.tokenizer_.encode(texts, self._input_len())
         self._log_truncation(tokens, self._input_len())
+        return tokens
+
+    def _batches(self, tokens: TokenBatch) -> Iterator[tuple[np.ndarray, tuple[torch.Tensor, torch.Tensor]]]:
+        """Batches of similar length (less padding); yields the original row indices with them."""
         kept = tokens.mask.sum(1)
         self.model_.eval()
         for rows in length_sorted_batches(kept, self.batch_size):

@@ -85,13 +85,7 @@ def group_spearman(predicted: Sequence[float], measured: Sequence[float], groups
     Returns ``mean``, ``median``, ``values`` (per used group, in sorted group order)
     and ``groups`` (how many were used).
     """
-    p, m, labels = _finite(("predicted", "measured"), predicted, measured, groups=groups)
-    values = []
-    for rows in _split(labels):
-        if rows.size < 2 or _constant(m[rows]):
-            continue
-        rho = _correlation(stats.spearmanr, p[rows], m[rows])
-        values.append(0.0 if np.isnan(rho) else rho)
+    values = [rho for rho, _ in _spearman_by_group(predicted, measured, groups)]
     return {
         "mean": float(np.mean(values)) if values else NAN,
         "median": float(np.median(values)) if values else NAN,
@@ -108,16 +102,22 @@ def task_spearman(predicted: Sequence[float], measured: Sequence[float], tasks: 
     fewer than two finite rows or constant measured values are skipped; a task whose
     predictions are all equal counts as 0. NaN when no task is usable.
     """
-    labels = [""] * len(predicted) if tasks is None else tasks
-    p, m, labels = _finite(("predicted", "measured"), predicted, measured, groups=labels)
-    total, rows_used = 0.0, 0
+    used = _spearman_by_group(predicted, measured, [""] * len(predicted) if tasks is None else tasks)
+    rows = sum(size for _, size in used)
+    return sum(rho * size for rho, size in used) / rows if rows else NAN
+
+
+def _spearman_by_group(predicted: Sequence[float], measured: Sequence[float], groups: Sequence) -> list:
+    """(Spearman, finite rows) of each usable group, in sorted group order: groups with fewer than
+    two finite rows or constant measured values are skipped; constant predictions give 0."""
+    p, m, labels = _finite(("predicted", "measured"), predicted, measured, groups=groups)
+    used = []
     for rows in _split(labels):
         if rows.size < 2 or _constant(m[rows]):
             continue
         rho = _correlation(stats.spearmanr, p[rows], m[rows])
-        total += rows.size * (0.0 if np.isnan(rho) else rho)
-        rows_used += rows.size
-    return total / rows_used if rows_used else NAN
+        used.append((0.0 if np.isnan(rho) else rho, int(rows.size)))
+    return used
 
 
 def _tied_pairs(x: np.ndarray) -> int:
