@@ -94,6 +94,59 @@ def test_early_stopping_restores_the_best_weights(tmp_path):
     assert (tmp_path / "best" / "model.safetensors").is_file()
 
 
+class _Recording:
+    """Wraps a sampler; records the live trainable weights before each step."""
+
+    def __init__(self, sampler: BatchSampler, model: torch.nn.Module) -> None:
+        self.sampler, self.model, self.weights = sampler, model, []
+
+    def batch(self, step: int) -> np.ndarray:
+        self.weights.append([p.detach().clone() for p in self.model.parameters()])
+        return self.sampler.batch(step)
+
+
+def test_moving_average_is_the_returned_model():
+    live = make_trainer(steps=30, learning_rate=1e-2)
+    live.sampler = _Recording(live.sampler, live.objective)
+    live.run()
+    trajectory = [*live.sampler.weights[1:], [p.detach() for p in live.objective.parameters()]]
+    average = [w.clone() for w in live.sampler.weights[0]]
+    for step, weights in enumerate(trajectory):  # the weights after each step, averaged by hand
+        decay = min(0.9, (1 + step) / (10 + step))
+        average = [decay * a + (1 - decay) * w for a, w in zip(average, weights, strict=True)]
+    averaged = make_trainer(steps=30, learning_rate=1e-2, ema_decay=0.9)
+    averaged.run()
+    for got, want in zip(averaged.objective.parameters(), average, strict=True):
+        torch.testing.assert_close(got.detach(), want, rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(average[0], trajectory[-1][0])  # the average is not the last weights
+
+
+def test_moving_average_is_validated_without_disturbing_training(tmp_path):
+    plain = make_trainer(val=True, steps=40, eval_every=5, learning_rate=0.05).run()
+    trainer = make_trainer(tmp_path, val=True, steps=40, eval_every=5, learning_rate=0.05, ema_decay=0.8)
+    averaged = trainer.run()
+    assert averaged.losses == plain.losses  # evaluating the average puts the live weights back exactly
+    assert [v for _, v in averaged.val_losses] != [v for _, v in plain.val_losses]
+    trainer.objective.eval()
+    with torch.no_grad():  # the kept model is the best average, as validated
+        assert trainer.val_loss(trainer.objective) == pytest.approx(averaged.best_val_loss, rel=1e-6)
+
+
+def test_resume_restores_the_moving_average(tmp_path):
+    full = make_trainer(tmp_path / "full", checkpoint_every=5, ema_decay=0.9)
+    full.run()
+    first = make_trainer(tmp_path / "cut", checkpoint_every=5, ema_decay=0.9)
+    first.sampler = _Stopping(first.sampler, stop_at=12)
+    with pytest.raises(KeyboardInterrupt):
+        first.run()
+    resumed = make_trainer(tmp_path / "cut", checkpoint_every=5, ema_decay=0.9, seed=123)
+    resumed.run(resume=True)
+    for got, want in zip(resumed.objective.parameters(), full.objective.parameters(), strict=True):
+        assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="ema_decay was on when the checkpoint was written"):
+        make_trainer(tmp_path / "cut").run(resume=True)
+
+
 def test_gradient_accumulation_matches_one_big_batch():
     whole, halves = make_trainer(steps=5, grad_accum=1), make_trainer(steps=5, grad_accum=2)
     for trainer in (whole, halves):
@@ -142,6 +195,7 @@ def test_sampler_temperature_flattens_task_mix():
         ({"optimizer": "sgd"}, "optimizer must be one of"),
         ({"steps": 0}, "steps must be a positive integer"),
         ({"precision": "fp8"}, "precision must be one of"),
+        ({"ema_decay": 1.0}, "ema_decay must be in"),
     ],
 )
 def test_config_errors_name_the_option(options, message):

@@ -51,8 +51,12 @@ def unflatten_state(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
 
 
 def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                    scheduler: Any, step: int, extra: dict[str, Any]) -> Path:  # fmt: skip
-    """Write checkpoint ``folder`` atomically (replacing an older one of the same name)."""
+                    scheduler: Any, step: int, extra: dict[str, Any],
+                    averaged: list[torch.Tensor] | None = None) -> Path:  # fmt: skip
+    """Write checkpoint ``folder`` atomically (replacing an older one of the same name).
+
+    ``averaged``: the moving average of the trainable weights (``ema_decay``), kept beside them.
+    """
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
@@ -64,6 +68,7 @@ def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
             "optimizer": flatten_state(optimizer.state_dict(), tensors, "optimizer"),
             "scheduler": flatten_state(scheduler.state_dict(), tensors, "scheduler"),
             "rng": flatten_state(_rng_states(), tensors, "rng"),
+            "averaged": flatten_state(averaged, tensors, "averaged") if averaged is not None else None,
             "extra": extra,
         }
         save_file(tensors, str(staging / "state.safetensors"))
@@ -78,7 +83,7 @@ def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
 
 def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None,
                     scheduler: Any = None) -> dict[str, Any]:  # fmt: skip
-    """Restore weights (and optimizer, scheduler, RNG when given); return ``{"step", "extra"}``."""
+    """Restore weights (and optimizer, scheduler, RNG when given); return ``{"step", "extra", "averaged"}``."""
     for name in ("model.safetensors", "state.safetensors", "trainer.json"):
         if not (folder / name).is_file():
             raise FileNotFoundError(f"checkpoint {folder} is incomplete: {name} is missing")
@@ -90,7 +95,9 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     if scheduler is not None:
         scheduler.load_state_dict(unflatten_state(state["scheduler"], tensors))
         _set_rng_states(unflatten_state(state["rng"], tensors))
-    return {"step": state["step"], "extra": state["extra"]}
+    averaged = state.get("averaged")
+    averaged = unflatten_state(averaged, tensors) if averaged is not None else None
+    return {"step": state["step"], "extra": state["extra"], "averaged": averaged}
 
 
 def _rng_states() -> dict[str, Any]:

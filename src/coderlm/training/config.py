@@ -25,6 +25,7 @@ class TrainConfig:
     weight_decay: float = 0.0  # decoupled weight decay
     warmup_fraction: float = 0.1  # share of steps with linear warm-up, then cosine decay to 0
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
+    ema_decay: float = 0.0  # validate, keep and return a moving average of the weights (e.g. 0.998); 0 = off
     task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
     task_temperature: float = 2.0  # with "temperature": task weight ~ rows**(1/T); large T -> uniform over tasks
     bucket_by_length: bool = False  # batches of rows of similar length (less padding: faster on long, varied texts)
@@ -67,6 +68,8 @@ class TrainConfig:
             raise ValueError("training options clip_norm and weight_decay must be >= 0")
         if self.bucket_by_length and self.task_sampling != "proportional":
             raise ValueError("training option bucket_by_length needs task_sampling 'proportional'")
+        if not 0 <= self.ema_decay < 1:
+            raise ValueError(f"training option ema_decay must be in [0, 1), got {self.ema_decay!r}")
         if not self.task_temperature > 0:
             raise ValueError(f"training option task_temperature must be > 0, got {self.task_temperature!r}")
 

@@ -2,8 +2,9 @@
 ``forward(batch)`` returns a scalar loss, over batches that ``collate(rows)`` builds.
 
 Features: AdamW or Adafactor; linear warm-up then cosine decay; clipping at a global
-norm; gradient accumulation; validation loss every N steps with early stopping and
-best-weights restore; atomic checkpoints every N steps and at the end, and exact
+norm; gradient accumulation; an exponential moving average of the weights (validated,
+kept and returned in place of the live ones); validation loss every N steps with early
+stopping and best-weights restore; atomic checkpoints every N steps and at the end, and exact
 resume from the latest; ``metrics.jsonl`` in the run folder; a progress bar with
 loss, examples/s and ETA; bf16 autocast and ``torch.compile`` by option; DDP when
 launched by ``torchrun``.
@@ -100,6 +101,8 @@ class Trainer:
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(cfg.steps, cfg.warmup_fraction))
         torch.manual_seed(cfg.seed + dist.rank)
         start, best, bad_evals = 0, None, 0
+        self._params = params
+        self._ema = [p.detach().clone() for p in params] if cfg.ema_decay else None
         if resume:
             start, best, bad_evals = self._resume(optimizer, scheduler)
         module = self._wrap(dist)
@@ -128,6 +131,7 @@ class Trainer:
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
+            self._update_average(step)
             loss_value = mean_across_ranks(total, dist, device)
             result.losses.append(loss_value)
             pending.append(loss_value)
@@ -136,14 +140,15 @@ class Trainer:
 
             record: dict[str, Any] = {}
             if self.val_loss is not None and (done or (cfg.eval_every and result.step % cfg.eval_every == 0)):
-                val = self._evaluate()
+                with self._averaged():
+                    val = self._evaluate()
+                    if best is None or val < best:
+                        best, bad_evals = val, 0
+                        self._save_best(dist)
+                    else:
+                        bad_evals += 1
                 result.val_losses.append((result.step, val))
                 record["val_loss"] = val
-                if best is None or val < best:
-                    best, bad_evals = val, 0
-                    self._save_best(dist)
-                else:
-                    bad_evals += 1
                 result.best_val_loss = best
                 result.stopped_early = bool(cfg.patience) and bad_evals >= cfg.patience and not done
             if record or done or result.stopped_early or result.step % cfg.log_every == 0:
@@ -169,6 +174,8 @@ class Trainer:
                 break
         if bar is not None:
             bar.close()
+        if self._ema is not None:  # the average is the model; the best one, with validation
+            self._load_average()
         self._restore_best()
         self.objective.eval()
         result.seconds = time.perf_counter() - began
@@ -188,6 +195,35 @@ class Trainer:
         if self.config.precision == "bf16":
             return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
+
+    def _update_average(self, step: int) -> None:
+        """Exponential moving average of the trainable weights; its decay ramps up over the first
+        steps ((1 + t) / (10 + t)) so that the random initialization is forgotten quickly."""
+        if self._ema is None:
+            return
+        decay = min(self.config.ema_decay, (1 + step) / (10 + step))
+        with torch.no_grad():
+            torch._foreach_lerp_(self._ema, [p.detach() for p in self._params], 1.0 - decay)
+
+    @contextlib.contextmanager
+    def _averaged(self):
+        """Inside: the model holds the averaged weights (for validation and the best copy)."""
+        if self._ema is None:
+            yield
+            return
+        live = [p.detach().clone() for p in self._params]
+        self._load_average()
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for p, value in zip(self._params, live, strict=True):
+                    p.copy_(value)
+
+    def _load_average(self) -> None:
+        with torch.no_grad():
+            for p, value in zip(self._params, self._ema, strict=True):
+                p.copy_(value)
 
     def _evaluate(self) -> float:
         assert self.val_loss is not None
@@ -224,7 +260,7 @@ class Trainer:
         if dist.is_main:
             folder = self._checkpoints / f"step-{step:07d}"
             extra = {"best_val_loss": best, "bad_evals": bad_evals}
-            save_checkpoint(folder, self.objective, optimizer, scheduler, step, extra)
+            save_checkpoint(folder, self.objective, optimizer, scheduler, step, extra, averaged=self._ema)
             write_atomic(self._checkpoints / "latest", folder.name + "\n")
             old = sorted(p for p in self._checkpoints.glob("step-*") if p.is_dir())
             for stale in old[: -self.config.keep_checkpoints]:
@@ -239,6 +275,11 @@ class Trainer:
             raise FileNotFoundError(f"nothing to resume: {latest} does not exist")
         state = load_checkpoint(self._checkpoints / latest.read_text().strip(), self.objective, optimizer, scheduler)
         step = state["step"]
+        if (state["averaged"] is None) != (self._ema is None):
+            raise ValueError(f"cannot resume {latest.parent}: ema_decay was {'on' if self._ema is None else 'off'} "
+                             "when the checkpoint was written; resume with the same setting")
+        if self._ema is not None:
+            self._ema = [value.to(p.device) for p, value in zip(self._params, state["averaged"], strict=True)]
         metrics = self.run_dir / METRICS_FILE
         if metrics.is_file():  # drop lines logged after the checkpoint: those steps run again
             kept = [line for line in metrics.read_text().splitlines() if line and json.loads(line)["step"] <= step]
