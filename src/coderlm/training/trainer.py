@@ -175,7 +175,7 @@ class Trainer:
         if bar is not None:
             bar.close()
         if self._ema is not None:  # the average is the model; the best one, with validation
-            self._load_average()
+            self._set_params(self._ema)
         self._restore_best()
         self.objective.eval()
         result.seconds = time.perf_counter() - began
@@ -212,18 +212,15 @@ class Trainer:
             yield
             return
         live = [p.detach().clone() for p in self._params]
-        self._load_average()
+        self._set_params(self._ema)
         try:
             yield
         finally:
-            with torch.no_grad():
-                for p, value in zip(self._params, live, strict=True):
-                    p.copy_(value)
+            self._set_params(live)
 
-    def _load_average(self) -> None:
+    def _set_params(self, values: list[torch.Tensor]) -> None:
         with torch.no_grad():
-            for p, value in zip(self._params, self._ema, strict=True):
-                p.copy_(value)
+            torch._foreach_copy_(self._params, values)
 
     def _evaluate(self) -> float:
         assert self.val_loss is not None
