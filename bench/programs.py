@@ -42,6 +42,7 @@ import torch
 from scipy.stats import spearmanr
 
 from coderlm import RegressionLM
+from coderlm.atomic import write_atomic
 from coderlm.data import read_dataset
 from coderlm.evaluation import markdown_table
 
@@ -130,6 +131,19 @@ def collection_stats(data: Path) -> dict:
     return stats
 
 
+def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
+    """The rows so far to ``--json`` (atomically; rewritten after every method, so a stopped run keeps its
+    finished rows; ``complete`` says whether every split and method ran)."""
+    if not args.json:
+        return
+    clean = [{k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and np.isnan(v))}
+             for r in results]  # fmt: skip
+    report = {"results": clean, "complete": complete,
+              "data": {"path": str(args.data), "programs": counts, "collection": stats},
+              "options": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
+    write_atomic(args.json, json.dumps(report, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=Path("out/programs/mbxp.jsonl"))
@@ -150,7 +164,8 @@ def main() -> None:
     parser.add_argument("--ema-decay", type=float, default=0.998,
                         help="the RLM validates and keeps a moving average of its weights; 0: live")  # fmt: skip
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
-    parser.add_argument("--json", type=Path, help="write {'results': [...], 'data': {...}} here")
+    parser.add_argument("--json", type=Path, help="write {'results': [...], 'complete': bool, 'data': {...}} here, "
+                        "rewritten after every method so a stopped run keeps its finished rows")  # fmt: skip
     args = parser.parse_args()
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (run coderlm collect programs first; see docs/programs.md)")
@@ -190,6 +205,7 @@ def main() -> None:
                         "steps_run": rlm.fit_report_.get("steps"),
                         "val_metric": args.val_metric, "ema_decay": args.ema_decay})  # fmt: skip
         print(f"  rlm {train_s:.0f}s")
+        write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 
         seen = np.concatenate([tr, va])
@@ -206,6 +222,7 @@ def main() -> None:
                             **pairwise(predicted, targets[te], test_tasks, test_groups),
                             "train_s": train_s})  # fmt: skip
             print(f"  {name} {train_s:.0f}s")
+            write_report(args, results, counts, stats, complete=False)
 
     languages = sorted(set(tasks))
     columns = [f"{lang}/{SHORT[o]}" for o in OBJECTIVES for lang in [*languages, "mean"]]
@@ -218,13 +235,7 @@ def main() -> None:
         print(f"within-problem memory pairs ordered correctly (pairs per language on the first split: {n})")
         print(markdown_table(pairs, floatfmt=".3f"))
     print(PAPER)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        clean = [{k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and np.isnan(v))}
-                 for r in results]  # fmt: skip
-        report = {"results": clean, "data": {"path": str(args.data), "programs": counts, "collection": stats},
-                  "options": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args, results, counts, stats, complete=True)
 
 
 if __name__ == "__main__":
