@@ -44,6 +44,7 @@ from scipy.stats import spearmanr
 from coderlm import RegressionLM
 from coderlm.atomic import write_atomic
 from coderlm.data import read_dataset
+from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 
 OBJECTIVES = ["peak_memory_bytes", "runtime_s"]
@@ -131,6 +132,13 @@ def collection_stats(data: Path) -> dict:
     return stats
 
 
+def label(row: dict) -> str:
+    """The method as the tables show it: which seed, or how many models pooled."""
+    if row.get("models", 1) > 1:
+        return f"{row['method']} ({row['models']} seeds pooled)"
+    return f"{row['method']} seed {row['seed']}" if row.get("seed", 0) > 0 else row["method"]
+
+
 def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
     """The rows so far to ``--json`` (atomically; rewritten after every method, so a stopped run keeps its
     finished rows; ``complete`` says whether every split and method ran)."""
@@ -163,6 +171,8 @@ def main() -> None:
     parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
     parser.add_argument("--ema-decay", type=float, default=0.998,
                         help="the RLM validates and keeps a moving average of its weights; 0: live")  # fmt: skip
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="RLMs to train (seeds 0..N-1), a row each; N > 1 adds one pooling them")  # fmt: skip
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument("--json", type=Path, help="write {'results': [...], 'complete': bool, 'data': {...}} here, "
                         "rewritten after every method so a stopped run keeps its finished rows")  # fmt: skip
@@ -189,23 +199,38 @@ def main() -> None:
         tr, va, te = parts["train"], parts["val"], parts["test"]
         test_tasks, test_groups = [tasks[i] for i in te], [groups[i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
-        start = time.perf_counter()
-        rlm = RegressionLM(vocab_size=args.vocab_size, max_input_len=args.max_input_len, model=model,
-                           training=rlm_training, num_samples=args.samples, batch_size=64)  # fmt: skip
-        rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, tasks=[tasks[i] for i in tr], val_texts=pick(va),
-                val_targets=targets[va], val_tasks=[tasks[i] for i in va])  # fmt: skip
-        train_s = time.perf_counter() - start
-        start = time.perf_counter()
-        predicted = rlm.predict(pick(te), num_samples=args.samples)
-        predict_s = time.perf_counter() - start
-        results.append({"split": how, "method": "rlm", **per_language(predicted, targets[te], test_tasks),
-                        **pairwise(predicted, targets[te], test_tasks, test_groups), "train_s": train_s,
-                        "queries_per_s": len(te) / predict_s,
-                        "truncated": rlm.fit_report_.get("truncated"), "best_step": rlm.fit_report_.get("best_step"),
-                        "steps_run": rlm.fit_report_.get("steps"),
-                        "val_metric": args.val_metric, "ema_decay": args.ema_decay})  # fmt: skip
-        print(f"  rlm {train_s:.0f}s")
-        write_report(args, results, counts, stats, complete=False)
+        pooled = []
+        for seed in range(args.seeds):
+            start = time.perf_counter()
+            rlm = RegressionLM(vocab_size=args.vocab_size, max_input_len=args.max_input_len, model=model,
+                               training={**rlm_training, "seed": seed}, num_samples=args.samples,
+                               batch_size=64)  # fmt: skip
+            rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, tasks=[tasks[i] for i in tr], val_texts=pick(va),
+                    val_targets=targets[va], val_tasks=[tasks[i] for i in va])  # fmt: skip
+            train_s = time.perf_counter() - start
+            start = time.perf_counter()
+            samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
+            predict_s = time.perf_counter() - start
+            pooled.append(samples)
+            predicted = point_estimate(samples, "median")
+            results.append({"split": how, "method": "rlm", "models": 1, "seed": seed,
+                            **per_language(predicted, targets[te], test_tasks),
+                            **pairwise(predicted, targets[te], test_tasks, test_groups), "train_s": train_s,
+                            "queries_per_s": len(te) / predict_s,
+                            "truncated": rlm.fit_report_.get("truncated"),
+                            "best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps"),
+                            "val_metric": args.val_metric, "ema_decay": args.ema_decay})  # fmt: skip
+            print(f"  rlm seed {seed}: {train_s:.0f}s")
+            write_report(args, results, counts, stats, complete=False)
+        if args.seeds > 1:
+            # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
+            predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
+            results.append({"split": how, "method": "rlm", "models": args.seeds,
+                            **per_language(predicted, targets[te], test_tasks),
+                            **pairwise(predicted, targets[te], test_tasks, test_groups),
+                            "train_s": sum(r["train_s"] for r in results[-args.seeds:]),
+                            "val_metric": args.val_metric, "ema_decay": args.ema_decay})  # fmt: skip
+            write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 
         seen = np.concatenate([tr, va])
@@ -226,9 +251,9 @@ def main() -> None:
 
     languages = sorted(set(tasks))
     columns = [f"{lang}/{SHORT[o]}" for o in OBJECTIVES for lang in [*languages, "mean"]]
-    table = [{"split": r["split"], "method": r["method"], **{c: r.get(c) for c in columns}} for r in results]
+    table = [{"split": r["split"], "method": label(r), **{c: r.get(c) for c in columns}} for r in results]
     print(markdown_table(table, floatfmt=".3f"))
-    pairs = [{"split": r["split"], "method": r["method"], **{lang: r.get(f"{lang}/pairs") for lang in languages}}
+    pairs = [{"split": r["split"], "method": label(r), **{lang: r.get(f"{lang}/pairs") for lang in languages}}
              for r in results if any(k.endswith("/pairs") for k in r)]  # fmt: skip
     if pairs:
         n = {lang: next((r.get(f"{lang}/n_pairs") for r in results if f"{lang}/n_pairs" in r), 0) for lang in languages}
