@@ -4,7 +4,8 @@
    ONNX, serialize the graph as text and label it with its FLOPs (exact, from the graph)
    and its CPU latency (onnxruntime, measured here);
 2. split by architecture into train / val / test;
-3. train a small RLM on the ONNX text to predict ``latency_cpu`` and ``flops``;
+3. train a small RLM on the ONNX text to predict ``latency_cpu`` and ``flops``, keeping the
+   weights that rank the validation networks best (``val_metric="spearman"``);
 4. evaluate on the held-out architectures beside the baselines: a table on screen and
    a report with plots;
 5. predict for one ``.onnx`` file of an architecture never collected, as
@@ -100,7 +101,7 @@ def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
     train_run(parts["train"], model_dir, val=parts["val"], objectives=OBJECTIVES,
               model={"encoder_dim": config.model_dim, "decoder_dim": config.model_dim, "dropout": 0.1},
               training={"steps": config.steps, "batch_size": 16, "learning_rate": 1e-3, "seed": config.seed,
-                        "bucket_by_length": True,
+                        "bucket_by_length": True, "val_metric": "spearman",
                         "eval_every": max(config.steps // 8, 1), "checkpoint_every": max(config.steps // 4, 1)},
               estimator={"vocab_size": config.vocab_size, "pretokenize": "lines",
                          "max_input_len": config.max_input_len, "num_samples": config.num_samples,
