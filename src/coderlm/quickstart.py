@@ -14,7 +14,7 @@
 Every stage leaves its output in the run folder and a rerun picks up where the last one
 stopped: collection resumes row by row, training from its latest checkpoint.
 
-The defaults finish in about 7 minutes on an idle 2-core CPU (5 of them exporting networks): 200
+The defaults finish in 7-14 minutes on an idle 2-core CPU (half of it exporting networks): 200
 networks with one cell per stage (the NAS-Bench-201 skeleton has five) and a 2+2-layer
 model. Scale up with --count, --cells-per-stage 5, --steps and --workers, e.g.
 
