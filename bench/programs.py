@@ -19,13 +19,13 @@ training stops after ``--patience 4`` validations without gain. Test inputs get 
 
 Rows: ``rlm`` (one multi-objective model, memory then runtime, all languages in one batch stream;
 the input starts with ``language: <name>``; ``--seeds N`` trains N of them, a row each, plus a row
-pooling their samples before the median, as ``coderlm.ensemble`` does), ``regression_head_norm`` (the paper's regression
-head, [0, 1]-normalized per task), ``gbdt`` and ``knn`` on token n-grams, ``length``; plus the
-two-run noise ceiling (Spearman between the two profiles of every program, ``--twice`` in the
-collector; the best any predictor can do). Columns: Spearman per language and target, and the mean
-over languages. Within-problem: over test problems with >= 2 passing solutions in a language,
-the share of solution pairs whose predicted memory order matches the measured one (50% = chance;
-pairs with equal measured memory left out).
+pooling their samples before the median, as ``coderlm.ensemble`` does), ``regression_head_norm``
+(the paper's regression head, [0, 1]-normalized per task), ``gbdt`` and ``knn`` on token n-grams,
+``length``; plus the two-run noise ceiling (Spearman between the two profiles of every program,
+``--twice`` in the collector; the best any predictor can do). Columns: Spearman per language and
+target, and the mean over languages. Within-problem: over test problems with >= 2 passing solutions
+in a language, the share of solution pairs whose predicted memory order matches the measured one
+(50% = chance; pairs with equal measured memory left out).
 
     python bench/programs.py --data out/programs/mbxp.jsonl --json out/programs_bench.json
 
