@@ -15,7 +15,9 @@ On unseen problems the validation loss is lowest after a fifth of training and t
 (over-confident distributions) while the ranking keeps improving, so keeping the lowest-loss
 weights would rank worse. What is validated and kept is a moving average of the weights
 (``--ema-decay 0.998``), which ranks unseen problems better than the live weights of the same run;
-training stops after ``--patience 4`` validations without gain. Test inputs get 128 samples each.
+training stops after ``--patience 4`` validations without gain, and the model returned is the mean
+of the two best-validating averages (``--average-best 2``, training option ``average_best``).
+Test inputs get 128 samples each.
 
 Rows: ``rlm`` (one multi-objective model, memory then runtime, all languages in one batch stream;
 the input starts with ``language: <name>``; ``--seeds N`` trains N of them, a row each, plus a row
@@ -174,6 +176,8 @@ def main() -> None:
     parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
     parser.add_argument("--ema-decay", type=float, default=0.998,
                         help="the RLM validates and keeps a moving average of its weights; 0: live")  # fmt: skip
+    parser.add_argument("--average-best", type=int, default=2,
+                        help="the RLM returns the average of its N best-validating (averaged) weights")  # fmt: skip
     parser.add_argument("--seeds", type=int, default=1,
                         help="RLMs to train (seeds 0..N-1), a row each; N > 1 adds one pooling them")  # fmt: skip
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
@@ -196,7 +200,8 @@ def main() -> None:
     model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
     training = {"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
                 "eval_every": max(args.steps // 10, 1)}  # fmt: skip
-    rlm_training = {**training, "val_metric": args.val_metric, "ema_decay": args.ema_decay, "patience": args.patience}
+    rlm_training = {**training, "val_metric": args.val_metric, "ema_decay": args.ema_decay, "patience": args.patience,
+                    "average_best": args.average_best}  # fmt: skip
     for how in args.splits.split(","):
         parts = split(data, how)
         tr, va, te = parts["train"], parts["val"], parts["test"]
@@ -222,7 +227,9 @@ def main() -> None:
                             "queries_per_s": len(te) / predict_s,
                             "truncated": rlm.fit_report_.get("truncated"),
                             "best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps"),
-                            "val_metric": args.val_metric, "ema_decay": args.ema_decay})  # fmt: skip
+                            "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
+                            "val_metric": args.val_metric, "ema_decay": args.ema_decay,
+                            "average_best": args.average_best})  # fmt: skip
             print(f"  rlm seed {seed}: {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
         if args.seeds > 1:
@@ -232,7 +239,8 @@ def main() -> None:
                             **per_language(predicted, targets[te], test_tasks),
                             **pairwise(predicted, targets[te], test_tasks, test_groups),
                             "train_s": sum(r["train_s"] for r in results[-args.seeds:]),
-                            "val_metric": args.val_metric, "ema_decay": args.ema_decay})  # fmt: skip
+                            "val_metric": args.val_metric, "ema_decay": args.ema_decay,
+                            "average_best": args.average_best})  # fmt: skip
             write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 

@@ -45,6 +45,7 @@ def test_fit_report_records_the_validation_curve_and_the_step_kept():
     assert [step for step, _ in curve] == [2, 4]
     best_step, best_loss = min(curve, key=lambda pair: pair[1])
     assert rlm.fit_report_["best_step"] == best_step and rlm.fit_report_["best_val_loss"] == best_loss
+    assert rlm.fit_report_["kept_steps"] == [best_step]
 
 
 def test_validation_can_score_ranking_instead_of_likelihood():

@@ -244,6 +244,7 @@ class RegressionLM:
             "best_val_loss": result.best_val_loss,
             # the weights kept are best_step's; None when no validation ran or (resumed) it came before
             "best_step": next((step for step, loss in result.val_losses if loss == result.best_val_loss), None),
+            "kept_steps": result.kept_steps,  # the weights returned (averaged with average_best > 1), best first
             "val_losses": [[step, loss] for step, loss in result.val_losses],
             "stopped_early": result.stopped_early,
         }

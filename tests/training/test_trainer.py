@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from coderlm.training import BatchSampler, TrainConfig, Trainer
 from coderlm.training.checkpoint import flatten_state, load_checkpoint, unflatten_state
@@ -92,6 +93,56 @@ def test_early_stopping_restores_the_best_weights(tmp_path):
     with torch.no_grad():
         assert trainer.val_loss(trainer.objective) == pytest.approx(best, rel=1e-6)
     assert (tmp_path / "best" / "model.safetensors").is_file()
+
+
+def _recording_validation(trainer: Trainer) -> list[tuple[float, dict]]:
+    """Wraps the trainer's validation; returns the list it fills with (score, weights validated)."""
+    seen, score = [], trainer.val_loss
+
+    def val_loss(module):
+        value = score(module)
+        seen.append((value, {k: v.detach().clone() for k, v in module.state_dict().items()}))
+        return value
+
+    trainer.val_loss = val_loss
+    return seen
+
+
+def test_average_best_returns_the_mean_of_the_best_validating_weights(tmp_path):
+    trainer = make_trainer(tmp_path, val=True, steps=40, eval_every=5, learning_rate=0.05, ema_decay=0.8,
+                           average_best=3)  # fmt: skip
+    seen = _recording_validation(trainer)
+    result = trainer.run()
+    assert len(seen) == 8
+    best = sorted(range(8), key=lambda i: seen[i][0])[:3]
+    assert result.kept_steps == [5 * (i + 1) for i in best]
+    for name, value in trainer.objective.state_dict().items():  # the mean of the three, by hand
+        want = (seen[best[0]][1][name] + seen[best[1]][1][name] + seen[best[2]][1][name]) / 3
+        torch.testing.assert_close(value, want, rtol=1e-5, atol=1e-7)
+    kept = json.loads((tmp_path / "best" / "kept.json").read_text())
+    assert kept["average_best"] == 3 and [e["step"] for e in kept["kept"]] == result.kept_steps
+    files = sorted(p.name for p in (tmp_path / "best").glob("*.safetensors"))
+    assert files == sorted(["model.safetensors", *(e["file"] for e in kept["kept"])])  # dropped ones removed
+    on_disk = load_file(str(tmp_path / "best" / "model.safetensors"))
+    for name, value in trainer.objective.state_dict().items():
+        assert torch.equal(on_disk[name], value)
+
+
+def test_average_best_survives_resume(tmp_path):
+    options = {"val": True, "steps": 40, "eval_every": 5, "checkpoint_every": 5, "learning_rate": 0.05,
+               "average_best": 2}  # fmt: skip
+    full = make_trainer(tmp_path / "full", **options)
+    full_result = full.run()
+    first = make_trainer(tmp_path / "cut", **options)
+    first.sampler = _Stopping(first.sampler, stop_at=27)
+    with pytest.raises(KeyboardInterrupt):
+        first.run()
+    resumed = make_trainer(tmp_path / "cut", seed=123, **options)
+    assert resumed.run(resume=True).kept_steps == full_result.kept_steps
+    for got, want in zip(resumed.objective.parameters(), full.objective.parameters(), strict=True):
+        assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="average_best was 2 when it was written"):
+        make_trainer(tmp_path / "cut", **{**options, "average_best": 3}).run(resume=True)
 
 
 class _Recording:
@@ -196,6 +247,7 @@ def test_sampler_temperature_flattens_task_mix():
         ({"steps": 0}, "steps must be a positive integer"),
         ({"precision": "fp8"}, "precision must be one of"),
         ({"ema_decay": 1.0}, "ema_decay must be in"),
+        ({"average_best": 0}, "average_best must be a positive integer"),
     ],
 )
 def test_config_errors_name_the_option(options, message):

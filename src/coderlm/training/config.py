@@ -33,6 +33,7 @@ class TrainConfig:
     patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
     val_metric: str = "loss"  # what validation minimizes: "loss" (NLL) or "spearman" (1 - rho of sample medians)
     val_samples: int = 16  # samples per validation input with val_metric "spearman"
+    average_best: int = 1  # return the uniform average of the N best-validating weights (1: the best one)
     checkpoint_every: int = 0  # steps between checkpoints in the run folder; 0 = only at the end
     keep_checkpoints: int = 2  # step checkpoints kept on disk (the best one is kept apart)
     log_every: int = 10  # steps between lines in metrics.jsonl
@@ -45,7 +46,8 @@ class TrainConfig:
     cache_dir: str = ""  # folder of the "disk" encoder cache (default: encoder_cache/ in the run folder)
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every", "val_samples"):
+        for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every", "val_samples",
+                     "average_best"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"training option {name} must be a positive integer, got {value!r}")

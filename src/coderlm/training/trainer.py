@@ -4,10 +4,10 @@
 Features: AdamW or Adafactor; linear warm-up then cosine decay; clipping at a global
 norm; gradient accumulation; an exponential moving average of the weights (validated,
 kept and returned in place of the live ones); validation loss every N steps with early
-stopping and best-weights restore; atomic checkpoints every N steps and at the end, and exact
-resume from the latest; ``metrics.jsonl`` in the run folder; a progress bar with
-loss, examples/s and ETA; bf16 autocast and ``torch.compile`` by option; DDP when
-launched by ``torchrun``.
+stopping and best-weights restore (or the average of the N best-validating weights); atomic
+checkpoints every N steps and at the end, and exact resume from the latest; ``metrics.jsonl``
+in the run folder; a progress bar with loss, examples/s and ETA; bf16 autocast and
+``torch.compile`` by option; DDP when launched by ``torchrun``.
 """
 
 from __future__ import annotations
@@ -67,6 +67,23 @@ class TrainResult:
     best_val_loss: float | None
     stopped_early: bool
     seconds: float
+    kept_steps: list[int | None] = dataclasses.field(default_factory=list)  # weights returned (averaged), best first
+
+
+@dataclasses.dataclass
+class _Kept:
+    val: float
+    step: int | None  # None: kept by a version that did not record it
+    state: dict[str, torch.Tensor]
+
+
+def average_states(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """Uniform average of floating-point tensors; other tensors (integer buffers) from the first."""
+    if len(states) == 1:
+        return states[0]
+    first = states[0]
+    return {name: torch.stack([s[name].float() for s in states]).mean(0).to(value.dtype)
+            if value.is_floating_point() else value for name, value in first.items()}  # fmt: skip
 
 
 class Trainer:
@@ -102,6 +119,7 @@ class Trainer:
         torch.manual_seed(cfg.seed + dist.rank)
         start, best, bad_evals = 0, None, 0
         self._params = params
+        self._kept: list[_Kept] = []
         self._ema = [p.detach().clone() for p in params] if cfg.ema_decay else None
         if resume:
             start, best, bad_evals = self._resume(optimizer, scheduler)
@@ -144,9 +162,9 @@ class Trainer:
                     val = self._evaluate()
                     if best is None or val < best:
                         best, bad_evals = val, 0
-                        self._save_best(dist)
                     else:
                         bad_evals += 1
+                    self._keep(val, result.step, dist)
                 result.val_losses.append((result.step, val))
                 record["val_loss"] = val
                 result.best_val_loss = best
@@ -177,6 +195,7 @@ class Trainer:
         if self._ema is not None:  # the average is the model; the best one, with validation
             self._set_params(self._ema)
         self._restore_best()
+        result.kept_steps = [kept.step for kept in self._kept]
         self.objective.eval()
         result.seconds = time.perf_counter() - began
         return result
@@ -281,24 +300,64 @@ class Trainer:
         if metrics.is_file():  # drop lines logged after the checkpoint: those steps run again
             kept = [line for line in metrics.read_text().splitlines() if line and json.loads(line)["step"] <= step]
             write_atomic(metrics, "".join(line + "\n" for line in kept))
-        self._best_state = None
+        self._kept = self._load_kept(state["extra"].get("best_val_loss"))
         return step, state["extra"].get("best_val_loss"), state["extra"].get("bad_evals", 0)
 
-    def _save_best(self, dist: DistInfo) -> None:
-        # Keep the best weights in memory; a run folder also gets them on disk for resume.
-        self._best_state = {k: v.detach().clone() for k, v in self.objective.state_dict().items()}
-        if self.run_dir is not None and dist.is_main:
-            best = self.run_dir / "best"
-            best.mkdir(parents=True, exist_ok=True)
-            tmp = best / ".model.safetensors.tmp"
-            save_file({k: v.cpu().contiguous() for k, v in self._best_state.items()}, str(tmp))
-            tmp.replace(best / "model.safetensors")
+    @property
+    def _best_dir(self) -> Path:
+        assert self.run_dir is not None
+        return self.run_dir / "best"
+
+    def _keep(self, val: float, step: int, dist: DistInfo) -> None:
+        """Keep the current weights if they are among the ``average_best`` best-validating so far
+        (on a tie, the earlier stay). A run folder gets them too, for resume: ``best/model.safetensors``
+        (their average: what training returns) and, averaging several, each one and ``kept.json``."""
+        kept, size = self._kept, self.config.average_best
+        if len(kept) == size and not val < kept[-1].val:
+            return
+        state = {name: value.detach().clone() for name, value in self.objective.state_dict().items()}
+        kept.append(_Kept(val, step, state))
+        kept.sort(key=lambda entry: entry.val)  # stable: ties keep the earlier first
+        dropped = kept[size:]
+        del kept[size:]
+        if self.run_dir is None or not dist.is_main:
+            return
+        folder = self._best_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        if size > 1:
+            self._save_state(state, folder / _kept_file(step))
+        self._save_state(average_states([entry.state for entry in kept]), folder / "model.safetensors")
+        entries = [{"step": e.step, "val": e.val, "file": _kept_file(e.step) if size > 1 else "model.safetensors"}
+                   for e in kept]  # fmt: skip
+        write_atomic(folder / "kept.json", json.dumps({"average_best": size, "kept": entries}) + "\n")
+        for entry in dropped if size > 1 else ():
+            (folder / _kept_file(entry.step)).unlink(missing_ok=True)
+
+    @staticmethod
+    def _save_state(state: dict[str, torch.Tensor], path: Path) -> None:
+        tmp = path.with_name(f".{path.name}.tmp")
+        save_file({k: v.cpu().contiguous() for k, v in state.items()}, str(tmp))
+        tmp.replace(path)
+
+    def _load_kept(self, best_val: float | None) -> list[_Kept]:
+        """The kept weights of a run folder, for resume; before ``kept.json``: the best one."""
+        folder, device = self._best_dir, str(self.device)
+        saved = json.loads((folder / "kept.json").read_text()) if (folder / "kept.json").is_file() else None
+        size = saved["average_best"] if saved else 1
+        if size != self.config.average_best:
+            raise ValueError(f"cannot resume {self.run_dir}: average_best was {size} when it was written; "
+                             "resume with the same setting")  # fmt: skip
+        if saved:
+            return [_Kept(e["val"], e["step"], load_file(str(folder / e["file"]), device=device))
+                    for e in saved["kept"]]  # fmt: skip
+        if best_val is not None and (folder / "model.safetensors").is_file():
+            return [_Kept(best_val, None, load_file(str(folder / "model.safetensors"), device=device))]
+        return []
 
     def _restore_best(self) -> None:
-        if self.val_loss is None:
-            return
-        state = getattr(self, "_best_state", None)
-        if state is None and self.run_dir is not None and (self.run_dir / "best" / "model.safetensors").is_file():
-            state = load_file(str(self.run_dir / "best" / "model.safetensors"))
-        if state is not None:
-            self.objective.load_state_dict(state)
+        if self.val_loss is not None and self._kept:
+            self.objective.load_state_dict(average_states([entry.state for entry in self._kept]))
+
+
+def _kept_file(step: int | None) -> str:
+    return f"step-{step:07d}.safetensors"
