@@ -145,6 +145,15 @@ def test_average_best_survives_resume(tmp_path):
         make_trainer(tmp_path / "cut", **{**options, "average_best": 3}).run(resume=True)
 
 
+def test_average_best_resumes_from_a_checkpoint_before_any_validation(tmp_path):
+    options = {"val": True, "steps": 20, "eval_every": 20, "checkpoint_every": 5, "average_best": 2}
+    first = make_trainer(tmp_path, **options)
+    first.sampler = _Stopping(first.sampler, stop_at=7)
+    with pytest.raises(KeyboardInterrupt):
+        first.run()
+    assert make_trainer(tmp_path, **options).run(resume=True).kept_steps == [20]
+
+
 class _Recording:
     """Wraps a sampler; records the live trainable weights before each step."""
 

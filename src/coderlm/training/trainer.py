@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 from torch import nn
 
 from coderlm.atomic import write_atomic
@@ -335,24 +335,22 @@ class Trainer:
 
     @staticmethod
     def _save_state(state: dict[str, torch.Tensor], path: Path) -> None:
-        tmp = path.with_name(f".{path.name}.tmp")
-        save_file({k: v.cpu().contiguous() for k, v in state.items()}, str(tmp))
-        tmp.replace(path)
+        write_atomic(path, save({k: v.cpu().contiguous() for k, v in state.items()}))
 
     def _load_kept(self, best_val: float | None) -> list[_Kept]:
         """The kept weights of a run folder, for resume; before ``kept.json``: the best one."""
-        folder, device = self._best_dir, str(self.device)
-        saved = json.loads((folder / "kept.json").read_text()) if (folder / "kept.json").is_file() else None
-        size = saved["average_best"] if saved else 1
-        if size != self.config.average_best:
-            raise ValueError(f"cannot resume {self.run_dir}: average_best was {size} when it was written; "
-                             "resume with the same setting")  # fmt: skip
-        if saved:
-            return [_Kept(e["val"], e["step"], load_file(str(folder / e["file"]), device=device))
-                    for e in saved["kept"]]  # fmt: skip
-        if best_val is not None and (folder / "model.safetensors").is_file():
-            return [_Kept(best_val, None, load_file(str(folder / "model.safetensors"), device=device))]
-        return []
+        folder = self._best_dir
+        if (folder / "kept.json").is_file():
+            saved = json.loads((folder / "kept.json").read_text())
+        elif best_val is not None and (folder / "model.safetensors").is_file():
+            saved = {"average_best": 1, "kept": [{"step": None, "val": best_val, "file": "model.safetensors"}]}
+        else:
+            return []  # nothing validated before the checkpoint
+        if saved["average_best"] != self.config.average_best:
+            raise ValueError(f"cannot resume {self.run_dir}: average_best was {saved['average_best']} when it was "
+                             "written; resume with the same setting")  # fmt: skip
+        return [_Kept(e["val"], e["step"], load_file(str(folder / e["file"]), device=str(self.device)))
+                for e in saved["kept"]]  # fmt: skip
 
     def _restore_best(self) -> None:
         if self.val_loss is not None and self._kept:
