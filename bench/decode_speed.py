@@ -128,11 +128,18 @@ def main() -> None:
             ("naive", lambda: naive_decode(model, codec, small_ids, small_mask, args.samples), args.naive_batch),
         ]:
             qps, calls = measure(fn, queries, args.seconds)
-            rows.append({
-                "method": method, "queries_per_s": round(qps, 2), "samples": args.samples,
-                "input_tokens": args.input_len, "batch": queries, "objectives": args.objectives,
-                "threads": torch.get_num_threads(), "calls": calls,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "method": method,
+                    "queries_per_s": round(qps, 2),
+                    "samples": args.samples,
+                    "input_tokens": args.input_len,
+                    "batch": queries,
+                    "objectives": args.objectives,
+                    "threads": torch.get_num_threads(),
+                    "calls": calls,
+                }
+            )
 
     base = next(r["queries_per_s"] for r in rows if r["method"] == "naive")
     print(f"{'method':<14}{'queries/s':>11}{'vs naive':>10}  (samples={args.samples}, input={args.input_len} tokens)")

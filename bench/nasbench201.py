@@ -40,8 +40,13 @@ from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 
 OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3", "lat_ms_eyeriss", "lat_ms_gold_6240", "lat_ms_titan_rtx_1"]
-SHORT = {"c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3", "lat_ms_eyeriss": "eyeriss",
-         "lat_ms_gold_6240": "cpu", "lat_ms_titan_rtx_1": "gpu"}  # fmt: skip
+SHORT = {
+    "c10_test_acc_200ep": "acc",
+    "lat_ms_pixel3": "pixel3",
+    "lat_ms_eyeriss": "eyeriss",
+    "lat_ms_gold_6240": "cpu",
+    "lat_ms_titan_rtx_1": "gpu",
+}
 PAPER = {"lat_ms_pixel3": 0.731, "lat_ms_eyeriss": 0.466, "lat_ms_gold_6240": 0.960, "lat_ms_titan_rtx_1": 0.939}
 BASELINES = ["regression_head_norm", "regression_head_raw", "gbdt", "knn", "length"]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nasbench201" / "nasbench201.csv"
@@ -71,8 +76,9 @@ def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> 
     collect_s = 0.0
     if args.collect:
         start = time.perf_counter()
-        collect_nas(args.onnx_data, labels=["flops", "macs", "params"], cells=wanted, workers=args.workers,
-                    join_csv=args.data)  # fmt: skip
+        collect_nas(
+            args.onnx_data, labels=["flops", "macs", "params"], cells=wanted, workers=args.workers, join_csv=args.data
+        )
         collect_s = time.perf_counter() - start
     try:
         done_cells(args.onnx_data, {"builder": BUILDER})  # texts of one builder revision only
@@ -81,8 +87,10 @@ def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> 
     rows = {r.meta["cell"]: r for r in read_dataset(args.onnx_data)} if args.onnx_data.is_file() else {}
     missing = [c for c in wanted if c not in rows]
     if missing and not args.partial:
-        raise SystemExit(f"{args.onnx_data}: {len(missing)} of {len(wanted)} split architectures not collected; "
-                         "pass --collect (resumable) or --partial (only what is there; not comparable)")  # fmt: skip
+        raise SystemExit(
+            f"{args.onnx_data}: {len(missing)} of {len(wanted)} split architectures not collected; "
+            "pass --collect (resumable) or --partial (only what is there; not comparable)"
+        )
     return {c: r.text for c, r in rows.items()}, {c: r.targets["flops"] for c, r in rows.items()}, collect_s
 
 
@@ -114,9 +122,12 @@ def truncation(rlm: RegressionLM, texts: list[str]) -> dict[str, float]:
     """Tokens kept / total per example, with the model's own tokenizer and context."""
     lengths = rlm.tokenizer_.encode(texts, 10**9).lengths.astype(np.float64)
     kept = np.minimum(lengths, rlm.max_input_len)
-    return {"tokens_median": float(np.median(lengths)), "tokens_max": float(lengths.max()),
-            "kept_fraction_mean": float(np.mean(kept / lengths)),
-            "truncated_examples": int((lengths > kept).sum())}  # fmt: skip
+    return {
+        "tokens_median": float(np.median(lengths)),
+        "tokens_max": float(lengths.max()),
+        "kept_fraction_mean": float(np.mean(kept / lengths)),
+        "truncated_examples": int((lengths > kept).sum()),
+    }
 
 
 def run_kind(args, kind, texts, targets, parts, model, training) -> list[dict]:
@@ -131,12 +142,21 @@ def run_kind(args, kind, texts, targets, parts, model, training) -> list[dict]:
     samples, train_s, predict_s = timed(
         lambda: rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, val_texts=pick(va), val_targets=targets[va]),
         lambda: rlm.sample(pick(te), num_samples=args.samples, seed=0),
-    )  # fmt: skip
+    )
     extra = truncation(rlm, pick(te)) if kind == "onnx" else {}
     for point in ("median", "mean"):  # the same samples, two point estimates
         measured = scores(point_estimate(samples, point), targets[te], OBJECTIVES)
-        rows.append({"method": "rlm", "point": point, "input": kind, **measured, "train_s": train_s,
-                     "queries_per_s": len(te) / predict_s, **extra})  # fmt: skip
+        rows.append(
+            {
+                "method": "rlm",
+                "point": point,
+                "input": kind,
+                **measured,
+                "train_s": train_s,
+                "queries_per_s": len(te) / predict_s,
+                **extra,
+            }
+        )
 
     seen = np.concatenate([tr, va])  # baselines have no early stopping: they train on train + val
     for name in [b for b in args.baselines.split(",") if b]:
@@ -144,10 +164,18 @@ def run_kind(args, kind, texts, targets, parts, model, training) -> list[dict]:
         head_steps = args.head_steps if kind == "arch" else training["steps"]
         head_options = {**options, "model": model, "training": {**training, "steps": head_steps}}
         baseline = make_baseline(name, **(head_options if head else {}))
-        predicted, train_s, predict_s = timed(lambda b=baseline: b.fit(pick(seen), targets[seen]),
-                                              lambda b=baseline: b.predict(pick(te)))  # fmt: skip
-        rows.append({"method": name, "input": kind, **scores(predicted, targets[te], OBJECTIVES), "train_s": train_s,
-                     "queries_per_s": len(te) / predict_s})  # fmt: skip
+        predicted, train_s, predict_s = timed(
+            lambda b=baseline: b.fit(pick(seen), targets[seen]), lambda b=baseline: b.predict(pick(te))
+        )
+        rows.append(
+            {
+                "method": name,
+                "input": kind,
+                **scores(predicted, targets[te], OBJECTIVES),
+                "train_s": train_s,
+                "queries_per_s": len(te) / predict_s,
+            }
+        )
     return rows
 
 
@@ -159,26 +187,35 @@ def run_finetune(args, texts, targets, flops, parts, model, training) -> list[di
     options = text_options(args, "onnx")
     rows = []
     start = time.perf_counter()
-    pretrained = RegressionLM(**options, model=model, training={**training, "steps": args.pretrain_steps},
-                              batch_size=64).fit(pick(tr), flops[tr], objectives=["flops"], val_texts=pick(va),
-                                                 val_targets=flops[va])  # fmt: skip
+    pretrained = RegressionLM(
+        **options, model=model, training={**training, "steps": args.pretrain_steps}, batch_size=64
+    ).fit(pick(tr), flops[tr], objectives=["flops"], val_texts=pick(va), val_targets=flops[va])
     pretrain_s = time.perf_counter() - start
-    flops_rho = float(spearmanr(point_estimate(pretrained.sample(pick(te), num_samples=16, seed=0))[:, 0],
-                                flops[te, 0]).statistic)  # fmt: skip
+    flops_rho = float(
+        spearmanr(point_estimate(pretrained.sample(pick(te), num_samples=16, seed=0))[:, 0], flops[te, 0]).statistic
+    )
     for init in (None, pretrained):
         tuned = {**training, "steps": args.finetune_steps}
         if init is not None:
             tuned["learning_rate"] = args.finetune_lr
-        rlm = RegressionLM(**options, model=model if init is None else None, training=tuned,
-                           num_samples=args.samples, batch_size=64)  # fmt: skip
+        rlm = RegressionLM(
+            **options, model=model if init is None else None, training=tuned, num_samples=args.samples, batch_size=64
+        )
         samples, train_s, _ = timed(
-            lambda r=rlm, i=init: r.fit(pick(tr), acc[tr], objectives=OBJECTIVES[:1], val_texts=pick(va),
-                                        val_targets=acc[va], init=i),
+            lambda r=rlm, i=init: r.fit(
+                pick(tr), acc[tr], objectives=OBJECTIVES[:1], val_texts=pick(va), val_targets=acc[va], init=i
+            ),
             lambda r=rlm: r.sample(pick(te), num_samples=args.samples, seed=0),
-        )  # fmt: skip
-        row = {"method": "rlm", "point": "median", "input": "onnx", "objectives": "acc",
-               "pretrain": "flops" if init is not None else "none",
-               **scores(point_estimate(samples), acc[te], OBJECTIVES[:1]), "train_s": train_s}  # fmt: skip
+        )
+        row = {
+            "method": "rlm",
+            "point": "median",
+            "input": "onnx",
+            "objectives": "acc",
+            "pretrain": "flops" if init is not None else "none",
+            **scores(point_estimate(samples), acc[te], OBJECTIVES[:1]),
+            "train_s": train_s,
+        }
         if init is not None:
             row |= {"pretrain_s": pretrain_s, "pretrain_flops_spearman": flops_rho}
         rows.append(row)
@@ -202,8 +239,12 @@ def main() -> None:
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--onnx-vocab", type=int, default=4096, help="line-level BPE vocabulary for ONNX text")
-    parser.add_argument("--onnx-max-len", type=int, default=256,
-                        help="ONNX text context, tokens (256: first cell always, stage 1 for 97%%)")  # fmt: skip
+    parser.add_argument(
+        "--onnx-max-len",
+        type=int,
+        default=256,
+        help="ONNX text context, tokens (256: first cell always, stage 1 for 97%%)",
+    )
     parser.add_argument("--onnx-steps", type=int, default=1500, help="RLM and regression-head steps on ONNX text")
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
@@ -226,10 +267,19 @@ def main() -> None:
         by_cell, _, collect_s = onnx_texts(args, cells, np.concatenate(list(parts.values())))
         print(f"{args.onnx_data}: {len(by_cell)} networks; collection {collect_s:.0f} s this run")
         return
-    model = {"encoder_dim": args.encoder_dim, "decoder_dim": args.encoder_dim, "encoder_layers": args.encoder_layers,
-             "dropout": args.dropout}  # fmt: skip
-    training = {"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
-                "weight_decay": args.weight_decay, "eval_every": max(args.steps // 10, 1)}  # fmt: skip
+    model = {
+        "encoder_dim": args.encoder_dim,
+        "decoder_dim": args.encoder_dim,
+        "encoder_layers": args.encoder_layers,
+        "dropout": args.dropout,
+    }
+    training = {
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate,
+        "weight_decay": args.weight_decay,
+        "eval_every": max(args.steps // 10, 1),
+    }
     rows, notes = [], []
     for kind in kinds:
         start = time.perf_counter()
@@ -247,8 +297,11 @@ def main() -> None:
             notes.append(f"onnx: {counts} architectures; collection {collect_s:.0f} s this run")
         kind_training = training
         if kind == "onnx":  # lengths vary 3x; each step reads ~4x the tokens of a cell string
-            kind_training = training | {"bucket_by_length": True, "steps": args.onnx_steps,
-                                        "eval_every": max(args.onnx_steps // 10, 1)}  # fmt: skip
+            kind_training = training | {
+                "bucket_by_length": True,
+                "steps": args.onnx_steps,
+                "eval_every": max(args.onnx_steps // 10, 1),
+            }
         rows += run_kind(args, kind, texts, targets, kind_parts, model, kind_training)
         if kind == "onnx" and args.pretrain_steps > 0:
             rows += run_finetune(args, texts, targets, flops, kind_parts, model, kind_training)
@@ -260,17 +313,29 @@ def main() -> None:
         extra += [f"pretrain {r['pretrain']}"] if "pretrain" in r else []
         return r["method"] + (f" ({', '.join(extra)})" if extra else "")
 
-    table = [{"input": r["input"], "method": label(r), **{f"{SHORT[o]} ρ": r.get(f"{o}_spearman") for o in OBJECTIVES},
-              **{f"{SHORT[o]} τ": r.get(f"{o}_kendall") for o in OBJECTIVES},
-              "train s": r.get("train_s"), "q/s": r.get("queries_per_s")} for r in rows]  # fmt: skip
-    print(f"NAS-Bench-201, split train {len(parts['train'])} + val {len(parts['val'])}, test {len(parts['test'])}, "
-          f"torch threads {torch.get_num_threads()}")  # fmt: skip
+    table = [
+        {
+            "input": r["input"],
+            "method": label(r),
+            **{f"{SHORT[o]} ρ": r.get(f"{o}_spearman") for o in OBJECTIVES},
+            **{f"{SHORT[o]} τ": r.get(f"{o}_kendall") for o in OBJECTIVES},
+            "train s": r.get("train_s"),
+            "q/s": r.get("queries_per_s"),
+        }
+        for r in rows
+    ]
+    print(
+        f"NAS-Bench-201, split train {len(parts['train'])} + val {len(parts['val'])}, test {len(parts['test'])}, "
+        f"torch threads {torch.get_num_threads()}"
+    )
     print(markdown_table(table, floatfmt=".3f"))
     for r in rows:
         if "tokens_median" in r and r.get("point") == "median":
-            print(f"ONNX text tokens per test example: median {r['tokens_median']:.0f}, max {r['tokens_max']:.0f}; "
-                  f"kept {r['kept_fraction_mean']:.1%} on average, {r['truncated_examples']} truncated "
-                  f"(context {args.onnx_max_len})")  # fmt: skip
+            print(
+                f"ONNX text tokens per test example: median {r['tokens_median']:.0f}, max {r['tokens_max']:.0f}; "
+                f"kept {r['kept_fraction_mean']:.1%} on average, {r['truncated_examples']} truncated "
+                f"(context {args.onnx_max_len})"
+            )
     print("\n".join(notes))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

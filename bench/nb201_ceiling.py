@@ -66,8 +66,10 @@ def main() -> None:
     if max(sizes) > len(pool):
         raise SystemExit(f"--train-sizes: at most {len(pool)} networks are outside the test set")
 
-    models = {"gbdt": (lambda: HistGradientBoostingRegressor(max_iter=500, learning_rate=0.05, random_state=0), x),
-              "ridge_pairs": (lambda: Ridge(alpha=1.0), with_pairs(x))}  # fmt: skip
+    models = {
+        "gbdt": (lambda: HistGradientBoostingRegressor(max_iter=500, learning_rate=0.05, random_state=0), x),
+        "ridge_pairs": (lambda: Ridge(alpha=1.0), with_pairs(x)),
+    }
     results = []
     for size in sizes:
         train = pool[:size]
@@ -80,8 +82,14 @@ def main() -> None:
             results.append(record | {"fit_s": time.perf_counter() - start})
     results.append({"method": "paper", **{f"{k}_spearman": v for k, v in PAPER.items()}})
 
-    table = [{"method": r["method"], "train networks": r.get("train_networks"),
-              **{f"{SHORT[o]} ρ": r.get(f"{o}_spearman") for o in OBJECTIVES}} for r in results]  # fmt: skip
+    table = [
+        {
+            "method": r["method"],
+            "train networks": r.get("train_networks"),
+            **{f"{SHORT[o]} ρ": r.get(f"{o}_spearman") for o in OBJECTIVES},
+        }
+        for r in results
+    ]
     print(f"NAS-Bench-201, one-hot cell code, the same {len(test)} test networks as bench/nasbench201.py")
     print(markdown_table(table, floatfmt=".3f"))
     if args.json:

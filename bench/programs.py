@@ -67,8 +67,13 @@ def load(path: Path, languages: list[str] | None) -> dict:
     for i, e in enumerate(rows):
         if e.meta.get("reruns"):
             reruns[i] = [e.meta["reruns"][0][o] for o in OBJECTIVES]
-    return {"texts": texts, "targets": targets, "reruns": reruns, "tasks": [e.task for e in rows],
-            "groups": [e.group for e in rows]}  # fmt: skip
+    return {
+        "texts": texts,
+        "targets": targets,
+        "reruns": reruns,
+        "tasks": [e.task for e in rows],
+        "groups": [e.group for e in rows],
+    }
 
 
 def split(data: dict, how: str, seed: int = 0) -> dict[str, np.ndarray]:
@@ -149,11 +154,15 @@ def write_report(args: argparse.Namespace, results: list[dict], counts: dict, st
     finished rows; ``complete`` says whether every split and method ran)."""
     if not args.json:
         return
-    clean = [{k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and np.isnan(v))}
-             for r in results]  # fmt: skip
-    report = {"results": clean, "complete": complete,
-              "data": {"path": str(args.data), "programs": counts, "collection": stats},
-              "options": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
+    clean = [
+        {k: v for k, v in r.items() if v is not None and not (isinstance(v, float) and np.isnan(v))} for r in results
+    ]
+    report = {
+        "results": clean,
+        "complete": complete,
+        "data": {"path": str(args.data), "programs": counts, "collection": stats},
+        "options": {k: str(v) for k, v in vars(args).items()},
+    }
     write_atomic(args.json, json.dumps(report, indent=2) + "\n")
 
 
@@ -171,18 +180,35 @@ def main() -> None:
     parser.add_argument("--max-input-len", type=int, default=512)
     parser.add_argument("--vocab-size", type=int, default=1024)
     parser.add_argument("--samples", type=int, default=128, help="samples per test input")
-    parser.add_argument("--val-metric", default="spearman", choices=["spearman", "loss"],
-                        help="which validation score picks the RLM's weights")  # fmt: skip
+    parser.add_argument(
+        "--val-metric",
+        default="spearman",
+        choices=["spearman", "loss"],
+        help="which validation score picks the RLM's weights",
+    )
     parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
-    parser.add_argument("--ema-decay", type=float, default=0.998,
-                        help="the RLM validates and keeps a moving average of its weights; 0: live")  # fmt: skip
-    parser.add_argument("--average-best", type=int, default=2,
-                        help="the RLM returns the average of its N best-validating (averaged) weights")  # fmt: skip
-    parser.add_argument("--seeds", type=int, default=1,
-                        help="RLMs to train (seeds 0..N-1), a row each; N > 1 adds one pooling them")  # fmt: skip
+    parser.add_argument(
+        "--ema-decay",
+        type=float,
+        default=0.998,
+        help="the RLM validates and keeps a moving average of its weights; 0: live",
+    )
+    parser.add_argument(
+        "--average-best",
+        type=int,
+        default=2,
+        help="the RLM returns the average of its N best-validating (averaged) weights",
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=1, help="RLMs to train (seeds 0..N-1), a row each; N > 1 adds one pooling them"
+    )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
-    parser.add_argument("--json", type=Path, help="write {'results': [...], 'complete': bool, 'data': {...}} here, "
-                        "rewritten after every method so a stopped run keeps its finished rows")  # fmt: skip
+    parser.add_argument(
+        "--json",
+        type=Path,
+        help="write {'results': [...], 'complete': bool, 'data': {...}} here, "
+        "rewritten after every method so a stopped run keeps its finished rows",
+    )
     args = parser.parse_args()
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (run coderlm collect programs first; see docs/programs.md)")
@@ -198,10 +224,19 @@ def main() -> None:
     results.append({"split": "all", "method": "noise ceiling (two runs)", **ceiling})
 
     model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
-    training = {"steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
-                "eval_every": max(args.steps // 10, 1)}  # fmt: skip
-    rlm_training = {**training, "val_metric": args.val_metric, "ema_decay": args.ema_decay, "patience": args.patience,
-                    "average_best": args.average_best}  # fmt: skip
+    training = {
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate,
+        "eval_every": max(args.steps // 10, 1),
+    }
+    rlm_training = {
+        **training,
+        "val_metric": args.val_metric,
+        "ema_decay": args.ema_decay,
+        "patience": args.patience,
+        "average_best": args.average_best,
+    }
     for how in args.splits.split(","):
         parts = split(data, how)
         tr, va, te = parts["train"], parts["val"], parts["test"]
@@ -210,37 +245,66 @@ def main() -> None:
         pooled = []
         for seed in range(args.seeds):
             start = time.perf_counter()
-            rlm = RegressionLM(vocab_size=args.vocab_size, max_input_len=args.max_input_len, model=model,
-                               training={**rlm_training, "seed": seed}, num_samples=args.samples,
-                               batch_size=64)  # fmt: skip
-            rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, tasks=[tasks[i] for i in tr], val_texts=pick(va),
-                    val_targets=targets[va], val_tasks=[tasks[i] for i in va])  # fmt: skip
+            rlm = RegressionLM(
+                vocab_size=args.vocab_size,
+                max_input_len=args.max_input_len,
+                model=model,
+                training={**rlm_training, "seed": seed},
+                num_samples=args.samples,
+                batch_size=64,
+            )
+            rlm.fit(
+                pick(tr),
+                targets[tr],
+                objectives=OBJECTIVES,
+                tasks=[tasks[i] for i in tr],
+                val_texts=pick(va),
+                val_targets=targets[va],
+                val_tasks=[tasks[i] for i in va],
+            )
             train_s = time.perf_counter() - start
             start = time.perf_counter()
             samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
             predict_s = time.perf_counter() - start
             pooled.append(samples)
             predicted = point_estimate(samples, "median")
-            results.append({"split": how, "method": "rlm", "models": 1, "seed": seed,
-                            **per_language(predicted, targets[te], test_tasks),
-                            **pairwise(predicted, targets[te], test_tasks, test_groups), "train_s": train_s,
-                            "queries_per_s": len(te) / predict_s,
-                            "truncated": rlm.fit_report_.get("truncated"),
-                            "best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps"),
-                            "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
-                            "val_metric": args.val_metric, "ema_decay": args.ema_decay,
-                            "average_best": args.average_best})  # fmt: skip
+            results.append(
+                {
+                    "split": how,
+                    "method": "rlm",
+                    "models": 1,
+                    "seed": seed,
+                    **per_language(predicted, targets[te], test_tasks),
+                    **pairwise(predicted, targets[te], test_tasks, test_groups),
+                    "train_s": train_s,
+                    "queries_per_s": len(te) / predict_s,
+                    "truncated": rlm.fit_report_.get("truncated"),
+                    "best_step": rlm.fit_report_.get("best_step"),
+                    "steps_run": rlm.fit_report_.get("steps"),
+                    "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
+                    "val_metric": args.val_metric,
+                    "ema_decay": args.ema_decay,
+                    "average_best": args.average_best,
+                }
+            )
             print(f"  rlm seed {seed}: {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
         if args.seeds > 1:
             # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
             predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
-            results.append({"split": how, "method": "rlm", "models": args.seeds,
-                            **per_language(predicted, targets[te], test_tasks),
-                            **pairwise(predicted, targets[te], test_tasks, test_groups),
-                            "train_s": sum(r["train_s"] for r in results[-args.seeds:]),
-                            "val_metric": args.val_metric, "ema_decay": args.ema_decay,
-                            "average_best": args.average_best})  # fmt: skip
+            results.append(
+                {
+                    "split": how,
+                    "method": "rlm",
+                    "models": args.seeds,
+                    **per_language(predicted, targets[te], test_tasks),
+                    **pairwise(predicted, targets[te], test_tasks, test_groups),
+                    "train_s": sum(r["train_s"] for r in results[-args.seeds :]),
+                    "val_metric": args.val_metric,
+                    "ema_decay": args.ema_decay,
+                    "average_best": args.average_best,
+                }
+            )
             write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 
@@ -248,15 +312,25 @@ def main() -> None:
         for name in [b for b in args.baselines.split(",") if b]:
             options = {}
             if name.startswith("regression_head"):
-                options = {"model": model, "training": {**training, "steps": args.head_steps},
-                           "vocab_size": args.vocab_size, "max_input_len": args.max_input_len}  # fmt: skip
+                options = {
+                    "model": model,
+                    "training": {**training, "steps": args.head_steps},
+                    "vocab_size": args.vocab_size,
+                    "max_input_len": args.max_input_len,
+                }
             start = time.perf_counter()
             baseline = make_baseline(name, **options).fit(pick(seen), targets[seen], tasks=[tasks[i] for i in seen])
             train_s = time.perf_counter() - start
             predicted = baseline.predict(pick(te), tasks=test_tasks)
-            results.append({"split": how, "method": name, **per_language(predicted, targets[te], test_tasks),
-                            **pairwise(predicted, targets[te], test_tasks, test_groups),
-                            "train_s": train_s})  # fmt: skip
+            results.append(
+                {
+                    "split": how,
+                    "method": name,
+                    **per_language(predicted, targets[te], test_tasks),
+                    **pairwise(predicted, targets[te], test_tasks, test_groups),
+                    "train_s": train_s,
+                }
+            )
             print(f"  {name} {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
 
@@ -264,8 +338,11 @@ def main() -> None:
     columns = [f"{lang}/{SHORT[o]}" for o in OBJECTIVES for lang in [*languages, "mean"]]
     table = [{"split": r["split"], "method": label(r), **{c: r.get(c) for c in columns}} for r in results]
     print(markdown_table(table, floatfmt=".3f"))
-    pairs = [{"split": r["split"], "method": label(r), **{lang: r.get(f"{lang}/pairs") for lang in languages}}
-             for r in results if any(k.endswith("/pairs") for k in r)]  # fmt: skip
+    pairs = [
+        {"split": r["split"], "method": label(r), **{lang: r.get(f"{lang}/pairs") for lang in languages}}
+        for r in results
+        if any(k.endswith("/pairs") for k in r)
+    ]
     if pairs:
         n = {lang: next((r.get(f"{lang}/n_pairs") for r in results if f"{lang}/n_pairs" in r), 0) for lang in languages}
         print(f"within-problem memory pairs ordered correctly (pairs per language on the first split: {n})")

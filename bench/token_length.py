@@ -41,15 +41,28 @@ def main() -> None:
             tokenizer = BPETokenizer.train(train, vocab, pretokenize=pretokenize)
             seconds = time.perf_counter() - start
             lengths = np.array([len(ids) for ids in tokenizer.tokenize(test)])
-            rows.append({
-                "method": f"bpe-{pretokenize}", "vocab_size": vocab, "vocab_learned": tokenizer.vocab_size,
-                "median_tokens": float(np.median(lengths)), "max_tokens": int(lengths.max()),
-                "median_chars": chars, "chars_per_token": chars / float(np.median(lengths)),
-                "train_texts": len(train), "test_texts": len(test), "train_s": seconds,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "method": f"bpe-{pretokenize}",
+                    "vocab_size": vocab,
+                    "vocab_learned": tokenizer.vocab_size,
+                    "median_tokens": float(np.median(lengths)),
+                    "max_tokens": int(lengths.max()),
+                    "median_chars": chars,
+                    "chars_per_token": chars / float(np.median(lengths)),
+                    "train_texts": len(train),
+                    "test_texts": len(test),
+                    "train_s": seconds,
+                }
+            )
     print(f"{args.data}: {len(train)} texts learn the vocabulary, {len(test)} are measured")
-    print(markdown_table(rows, ["method", "vocab_size", "vocab_learned", "median_tokens", "max_tokens",
-                                "chars_per_token", "train_s"], floatfmt=".1f"))  # fmt: skip
+    print(
+        markdown_table(
+            rows,
+            ["method", "vocab_size", "vocab_learned", "median_tokens", "max_tokens", "chars_per_token", "train_s"],
+            floatfmt=".1f",
+        )
+    )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"results": rows}, indent=2) + "\n")

@@ -12,8 +12,12 @@ def write_wordpiece(folder: Path) -> None:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
     symbols = list("abcdefghijklmnopqrstuvwxyz0123456789=+-*/()[]:,.#_¶»→§")
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *symbols,
-                                         *("##" + s for s in symbols[:36])])}  # fmt: skip
+    vocab = {
+        t: i
+        for i, t in enumerate(
+            ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *symbols, *("##" + s for s in symbols[:36])]
+        )
+    }
     tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -29,8 +33,14 @@ def make_bert(folder: Path, seed: int = 0) -> Path:
     import transformers
 
     torch.manual_seed(seed)
-    config = transformers.BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=64, max_position_embeddings=64)  # fmt: skip
+    config = transformers.BertConfig(
+        vocab_size=99,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     transformers.BertModel(config).save_pretrained(folder)
     write_wordpiece(folder)
     return folder
@@ -41,10 +51,20 @@ def make_t5gemma(folder: Path, seed: int = 0) -> Path:
     import transformers
     from transformers.models.t5gemma.configuration_t5gemma import T5GemmaModuleConfig
 
-    half = dict(vocab_size=99, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8, sliding_window=16)  # fmt: skip
-    config = transformers.T5GemmaConfig(encoder=T5GemmaModuleConfig(**half), decoder=T5GemmaModuleConfig(**half),
-                                        vocab_size=99)  # fmt: skip
+    half = dict(
+        vocab_size=99,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        query_pre_attn_scalar=8,
+        sliding_window=16,
+    )
+    config = transformers.T5GemmaConfig(
+        encoder=T5GemmaModuleConfig(**half), decoder=T5GemmaModuleConfig(**half), vocab_size=99
+    )
     torch.manual_seed(seed)
     transformers.T5GemmaModel(config).save_pretrained(folder)
     write_wordpiece(folder)

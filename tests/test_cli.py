@@ -32,8 +32,9 @@ def write_rows(path: Path, n: int = 48, seed: int = 0) -> Path:
 def coderlm(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "coderlm.cli", *args]
     single = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # bit-equal runs even on a busy machine
-    return subprocess.run(command, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **single, **(env or {})})  # fmt: skip
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=300, env={**os.environ, **single, **(env or {})}
+    )
 
 
 def test_split_train_resume_predict_evaluate(tmp_path, capsys):
@@ -89,9 +90,11 @@ def test_split_train_resume_predict_evaluate(tmp_path, capsys):
 def test_yaml_config_holds_the_same_fields(tmp_path, capsys):
     data = write_rows(tmp_path / "d.jsonl", n=20)
     config = tmp_path / "cfg.yaml"
-    config.write_text(f"data: {data}\nout: {tmp_path / 'run'}\nobjectives: [lines]\n"
-                      "model: {encoder_dim: 32, decoder_dim: 32, encoder_heads: 4, decoder_heads: 4}\n"
-                      "training: {steps: 3, progress: false}\nvocab_size: 300\n")  # fmt: skip
+    config.write_text(
+        f"data: {data}\nout: {tmp_path / 'run'}\nobjectives: [lines]\n"
+        "model: {encoder_dim: 32, decoder_dim: 32, encoder_heads: 4, decoder_heads: 4}\n"
+        "training: {steps: 3, progress: false}\nvocab_size: 300\n"
+    )
     assert main(["train", "--config", str(config), "--steps", "4"]) == 0  # a flag wins over the file
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["steps"] == 4 and summary["objectives"] == ["lines"]

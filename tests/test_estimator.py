@@ -32,8 +32,12 @@ def test_fit_returns_self_and_learned_state():
     assert rlm.codec_.num_objectives == 1 and len(rlm.loss_history_) == 2
     report = rlm.fit_report_
     assert {k: report[k] for k in ("examples", "truncated", "overflow", "underflow", "steps")} == {
-        "examples": 20, "truncated": 0, "overflow": 0, "underflow": 0, "steps": 2,
-    }  # fmt: skip
+        "examples": 20,
+        "truncated": 0,
+        "overflow": 0,
+        "underflow": 0,
+        "steps": 2,
+    }
     assert rlm.objectives_ == ["y0"]
 
 
@@ -65,8 +69,12 @@ def test_validation_can_score_ranking_instead_of_likelihood():
 
 def test_ranking_validation_reports_truncated_inputs_once(caplog):
     texts, targets = line_count_task(24, seed=5)
-    rlm = RegressionLM(vocab_size=300, max_input_len=8, model=TINY,
-                       training={"steps": 6, "eval_every": 2, "val_metric": "spearman", "val_samples": 4})  # fmt: skip
+    rlm = RegressionLM(
+        vocab_size=300,
+        max_input_len=8,
+        model=TINY,
+        training={"steps": 6, "eval_every": 2, "val_metric": "spearman", "val_samples": 4},
+    )
     with caplog.at_level("WARNING", logger="coderlm"):
         rlm.fit(texts[:16], targets[:16], val_texts=texts[16:], val_targets=targets[16:])
     assert len(rlm.fit_report_["val_losses"]) == 3

@@ -18,8 +18,9 @@ TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> tuple[RegressionLM, str]:
     texts, targets = line_count_task(64, seed=0)
-    rlm = RegressionLM(vocab_size=300, max_input_len=96, model=TINY,
-                       training={"steps": 30, "batch_size": 16, "progress": False})  # fmt: skip
+    rlm = RegressionLM(
+        vocab_size=300, max_input_len=96, model=TINY, training={"steps": 30, "batch_size": 16, "progress": False}
+    )
     rlm.fit(texts, targets, objectives=["lines"])
     path = tmp_path_factory.mktemp("base")
     rlm.save(path)
@@ -30,8 +31,9 @@ def _batch_loss(rlm: RegressionLM, texts, targets, batch_size: int, seed: int = 
     """The loss ``rlm`` gives the fine-tuning run's first batch (same sampler, same encoding)."""
     codec = rlm.codec_
     encoded = rlm._encode_targets(codec, np.asarray(targets, dtype=np.float64).reshape(len(texts), -1), "error")
-    data = TokenTensors(rlm.tokenizer_.encode(texts, rlm._input_len()), encoded["ids"], encoded["weights"],
-                        torch.device("cpu"))  # fmt: skip
+    data = TokenTensors(
+        rlm.tokenizer_.encode(texts, rlm._input_len()), encoded["ids"], encoded["weights"], torch.device("cpu")
+    )
     rows = BatchSampler(len(texts), batch_size, seed).batch(0)
     with torch.no_grad():
         return float(rlm.model_.eval().loss(**data.batch(rows)))
@@ -73,16 +75,25 @@ def test_new_objectives_more_of_them_then_save_and_load(base, tmp_path):
     assert tuned.predict(texts[:3], num_samples=8).shape == (3, 2)
     tuned.save(tmp_path / "tuned")
     loaded = RegressionLM.load(tmp_path / "tuned")
-    np.testing.assert_allclose(loaded.log_prob(texts[:5], targets[:5]), tuned.log_prob(texts[:5], targets[:5]),
-                               rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        loaded.log_prob(texts[:5], targets[:5]), tuned.log_prob(texts[:5], targets[:5]), rtol=1e-6
+    )
 
 
 def test_learning_rate_defaults_to_the_papers_fine_tuning_rate(base, tmp_path):
     _, path = base
     texts, targets = line_count_task(16, seed=4)
     for run, training, peak in ((tmp_path / "default", {}, 5e-5), (tmp_path / "set", {"learning_rate": 3e-4}, 3e-4)):
-        RegressionLM(training={"steps": 2, "batch_size": 8, "warmup_fraction": 0.0, "log_every": 1,
-                               "progress": False, **training}).fit(texts, targets, init=path, run_dir=run)  # fmt: skip
+        RegressionLM(
+            training={
+                "steps": 2,
+                "batch_size": 8,
+                "warmup_fraction": 0.0,
+                "log_every": 1,
+                "progress": False,
+                **training,
+            }
+        ).fit(texts, targets, init=path, run_dir=run)
         first = json.loads((run / "metrics.jsonl").read_text().splitlines()[0])
         assert first["lr"] == pytest.approx(peak * 0.5)  # cosine at step 1 of 2
 

@@ -21,27 +21,54 @@ from coderlm.model.config import DERIVED_FIELDS, ModelConfig
 from coderlm.numbers.codec import SPECIAL_TOKENS
 from coderlm.training.config import TrainConfig
 
-TRAIN_TOP_LEVEL = ["data", "val", "out", "init", "objectives", "missing", "resume", "specials", "number_format",
-                   "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits", "vocab_size", "pretokenize",
-                   "max_input_len", "num_samples", "temperature", "batch_size_predict", "device"]  # fmt: skip
+TRAIN_TOP_LEVEL = [
+    "data",
+    "val",
+    "out",
+    "init",
+    "objectives",
+    "missing",
+    "resume",
+    "specials",
+    "number_format",
+    "mantissa_digits",
+    "min_exponent",
+    "max_exponent",
+    "exponent_digits",
+    "vocab_size",
+    "pretokenize",
+    "max_input_len",
+    "num_samples",
+    "temperature",
+    "batch_size_predict",
+    "device",
+]
 
 
 # ------------------------------------------------------------------------- train
 def add_train(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train a model on a dataset file (JSONL or Parquet)",
-                       description="Train a RegressionLM. The run folder gets metrics.jsonl, checkpoints/ and, "
-                       "at the end, the model (config.json, model.safetensors, tokenizer.json).")  # fmt: skip
+    p = sub.add_parser(
+        "train",
+        help="train a model on a dataset file (JSONL or Parquet)",
+        description="Train a RegressionLM. The run folder gets metrics.jsonl, checkpoints/ and, "
+        "at the end, the model (config.json, model.safetensors, tokenizer.json).",
+    )
     p.add_argument("--config", help="YAML file with any of these options (flags given here win)")
     p.add_argument("--data", help="training dataset (.jsonl or .parquet)")
     p.add_argument("--val", help="validation dataset: loss curve, early stopping, best-weights restore")
     p.add_argument("--out", help="run folder")
     p.add_argument("--objectives", type=_csv, help="target names to predict, in order (default: all, sorted)")
-    p.add_argument("--missing", choices=["skip", "mask", "special"],
-                   help="rows missing a target: skip them (default), mask them out of the loss, "
-                   "or learn a <NaN> token")  # fmt: skip
+    p.add_argument(
+        "--missing",
+        choices=["skip", "mask", "special"],
+        help="rows missing a target: skip them (default), mask them out of the loss, or learn a <NaN> token",
+    )
     p.add_argument("--resume", action="store_true", default=None, help="continue the run in --out")
-    p.add_argument("--init", help="fine-tune: start from this trained model or finished run folder (its tokenizer "
-                   "and architecture; new objectives allowed; learning rate 5e-5 unless --learning-rate)")  # fmt: skip
+    p.add_argument(
+        "--init",
+        help="fine-tune: start from this trained model or finished run folder (its tokenizer "
+        "and architecture; new objectives allowed; learning rate 5e-5 unless --learning-rate)",
+    )
     p.add_argument("--specials", type=_csv, help=f"special values to learn as tokens: {list(SPECIAL_TOKENS)}")
     g = p.add_argument_group("number format")
     g.add_argument("--number-format", choices=["p10", "ieee"], help="how numbers are spelled (default: p10)")
@@ -51,10 +78,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--exponent-digits", type=int, help="IEEE exponent digits (default 1)")
     g = p.add_argument_group("estimator")
     g.add_argument("--vocab-size", type=int, help="input BPE vocabulary learned from the data (default 4096)")
-    g.add_argument("--pretokenize", choices=["code", "lines", "structure", "plain"],
-                   help="BPE merge boundaries: code (default) or lines (shorter for ONNX text); with a "
-                   "pretrained --encoder: code (newline/indent markers if its tokenizer drops them), structure "
-                   "or plain")  # fmt: skip
+    g.add_argument(
+        "--pretokenize",
+        choices=["code", "lines", "structure", "plain"],
+        help="BPE merge boundaries: code (default) or lines (shorter for ONNX text); with a "
+        "pretrained --encoder: code (newline/indent markers if its tokenizer drops them), structure "
+        "or plain",
+    )
     g.add_argument("--max-input-len", type=int, help="encoder context in tokens; longer inputs truncated (512)")
     g.add_argument("--num-samples", type=int, help="samples per prediction (default 64)")
     g.add_argument("--temperature", type=float, help="sampling temperature; 0 = greedy (default 1)")
@@ -70,25 +100,35 @@ def run_train(args: argparse.Namespace) -> int:
 
     config = load_yaml_config(args.config) if args.config else {}
     sections = {"model": _fields(ModelConfig) - set(DERIVED_FIELDS), "training": _fields(TrainConfig)}
-    opts = merge_options(args, config, {k: sorted(v) for k, v in sections.items()}, TRAIN_TOP_LEVEL,
-                         args.config or "command line")  # fmt: skip
+    opts = merge_options(
+        args, config, {k: sorted(v) for k, v in sections.items()}, TRAIN_TOP_LEVEL, args.config or "command line"
+    )
     for required in ("data", "out"):
         if not opts.get(required):
             raise ConfigError(f"--{required} is required (on the command line or in --config)")
     number = {"kind": opts["number_format"]} if "number_format" in opts else {}  # none given: default or --init's
     number |= {k: opts[k] for k in ("mantissa_digits", "min_exponent", "max_exponent", "exponent_digits") if k in opts}
     estimator = {
-        k: opts[k] for k in ("vocab_size", "pretokenize", "max_input_len", "num_samples", "temperature", "device")
+        k: opts[k]
+        for k in ("vocab_size", "pretokenize", "max_input_len", "num_samples", "temperature", "device")
         if k in opts
     }
     if "batch_size_predict" in opts:
         estimator["batch_size"] = opts["batch_size_predict"]
     rlm = train_run(
-        opts["data"], opts["out"], val=opts.get("val"), objectives=opts.get("objectives"),
-        missing=opts.get("missing", "skip"), number=number, specials=opts.get("specials") or (),
-        model=opts["model"], training=opts["training"], estimator=estimator, resume=bool(opts.get("resume")),
+        opts["data"],
+        opts["out"],
+        val=opts.get("val"),
+        objectives=opts.get("objectives"),
+        missing=opts.get("missing", "skip"),
+        number=number,
+        specials=opts.get("specials") or (),
+        model=opts["model"],
+        training=opts["training"],
+        estimator=estimator,
+        resume=bool(opts.get("resume")),
         init=opts.get("init"),
-    )  # fmt: skip
+    )
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
         print(json.dumps({"run": str(opts["out"]), "objectives": rlm.objectives_, **rlm.fit_report_}))
     return 0
@@ -96,20 +136,31 @@ def run_train(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------- predict
 def add_predict(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("predict", help="predict for input files, a dataset, or stdin",
-                       description="Each INPUT is a text file (one input), an .onnx model (serialized as "
-                       "coderlm collect does), a .jsonl/.parquet dataset (one input per row), or - for stdin. "
-                       "Prints one record per input.")  # fmt: skip
-    p.add_argument("--model", required=True, action="append",
-                   help="run folder or saved model; repeat it to pool several models' samples")  # fmt: skip
+    p = sub.add_parser(
+        "predict",
+        help="predict for input files, a dataset, or stdin",
+        description="Each INPUT is a text file (one input), an .onnx model (serialized as "
+        "coderlm collect does), a .jsonl/.parquet dataset (one input per row), or - for stdin. "
+        "Prints one record per input.",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        action="append",
+        help="run folder or saved model; repeat it to pool several models' samples",
+    )
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.add_argument("--level", type=float, default=0.9, help="central interval level (default 0.9)")
     p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")
     p.add_argument("--all-samples", action="store_true", help="also print every sample")
     p.add_argument("--output", choices=["json", "csv"], default="json", help="JSON lines (default) or CSV")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    p.add_argument("--onnx-style", choices=["compact", "minimal", "onnx"], default="compact",
-                   help="how .onnx inputs become text; use the style the training data was collected with")  # fmt: skip
+    p.add_argument(
+        "--onnx-style",
+        choices=["compact", "minimal", "onnx"],
+        default="compact",
+        help="how .onnx inputs become text; use the style the training data was collected with",
+    )
     p.set_defaults(run=run_predict)
 
 
@@ -133,17 +184,28 @@ def run_predict(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- evaluate
 def add_evaluate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("evaluate", help="evaluate a model on a test set; write a report",
-                       description="Spearman, Kendall, Pearson, MAE, MAPE per task and objective; interval "
-                       "coverage; per-group ranking; scatter plots; report.md and metrics.json.")  # fmt: skip
-    p.add_argument("--model", required=True, action="append",
-                   help="run folder or saved model; repeat it to pool several models' samples")  # fmt: skip
+    p = sub.add_parser(
+        "evaluate",
+        help="evaluate a model on a test set; write a report",
+        description="Spearman, Kendall, Pearson, MAE, MAPE per task and objective; interval "
+        "coverage; per-group ranking; scatter plots; report.md and metrics.json.",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        action="append",
+        help="run folder or saved model; repeat it to pool several models' samples",
+    )
     p.add_argument("--data", required=True, help="test dataset (.jsonl or .parquet)")
     p.add_argument("--report", required=True, help="folder for report.md, metrics.json and plots")
     p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")
-    p.add_argument("--baselines", type=_csv, default=[],
-                   help="also train and evaluate these baselines on --train-data: "
-                   "regression_head_norm, regression_head_raw, gbdt, knn, length")  # fmt: skip
+    p.add_argument(
+        "--baselines",
+        type=_csv,
+        default=[],
+        help="also train and evaluate these baselines on --train-data: "
+        "regression_head_norm, regression_head_raw, gbdt, knn, length",
+    )
     p.add_argument("--train-data", help="training set for --baselines (the one the model was trained on)")
     p.set_defaults(run=run_evaluate)
 
@@ -151,20 +213,33 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
 def run_evaluate(args: argparse.Namespace) -> int:
     from coderlm.workflows import evaluate_run
 
-    evaluate_run(args.model, args.data, args.report, num_samples=args.num_samples, baselines=args.baselines,
-                 train_data=args.train_data)  # fmt: skip
+    evaluate_run(
+        args.model,
+        args.data,
+        args.report,
+        num_samples=args.num_samples,
+        baselines=args.baselines,
+        train_data=args.train_data,
+    )
     print(f"report: {Path(args.report) / 'report.md'}")
     return 0
 
 
 # ------------------------------------------------------------------------- split
 def add_split(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("split", help="split a dataset into train/val/test files",
-                       description="Writes one file per split and split.json (seed, fractions, counts).")  # fmt: skip
+    p = sub.add_parser(
+        "split",
+        help="split a dataset into train/val/test files",
+        description="Writes one file per split and split.json (seed, fractions, counts).",
+    )
     p.add_argument("--data", required=True, help="dataset to split (.jsonl or .parquet)")
     p.add_argument("--out", required=True, help="folder for the split files")
-    p.add_argument("--fractions", type=_fractions, default={"train": 0.8, "val": 0.1, "test": 0.1},
-                   help="name=fraction pairs (default train=0.8,val=0.1,test=0.1)")  # fmt: skip
+    p.add_argument(
+        "--fractions",
+        type=_fractions,
+        default={"train": 0.8, "val": 0.1, "test": 0.1},
+        help="name=fraction pairs (default train=0.8,val=0.1,test=0.1)",
+    )
     p.add_argument("--by-group", action="store_true", help="keep each group (e.g. problem id) in one split")
     p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
     p.set_defaults(run=run_split)
@@ -182,9 +257,12 @@ def run_split(args: argparse.Namespace) -> int:
 def add_collect(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("collect", help="build labelled datasets by running things")
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    nas = kinds.add_parser("nas", help="NAS-Bench-201 networks as ONNX text, with FLOPs, params, CPU latency",
-                           description="Samples cells, builds each network in PyTorch, exports it to ONNX, "
-                           "serializes it as text and labels it. Resumable: rerun the same command.")  # fmt: skip
+    nas = kinds.add_parser(
+        "nas",
+        help="NAS-Bench-201 networks as ONNX text, with FLOPs, params, CPU latency",
+        description="Samples cells, builds each network in PyTorch, exports it to ONNX, "
+        "serializes it as text and labels it. Resumable: rerun the same command.",
+    )
     nas.add_argument("--space", choices=["nb201"], default="nb201", help="search space (default nb201)")
     nas.add_argument("--count", type=int, default=200, help="networks to collect (default 200; 0 = all 15,625)")
     nas.add_argument(
@@ -199,8 +277,12 @@ def add_collect(sub: argparse._SubParsersAction) -> None:
     nas.add_argument("--cells", help="file with one cell string per line: collect exactly these (not --count)")
     nas.add_argument("--workers", type=int, default=1, help="export processes (>1 adds noise to latency)")
     nas.add_argument("--cells-per-stage", type=int, default=5, help="cells per stage of the skeleton (default 5)")
-    nas.add_argument("--text-style", choices=["compact", "minimal", "onnx"], default="compact",
-                     help="ONNX text style (docs/onnx_text.md)")  # fmt: skip
+    nas.add_argument(
+        "--text-style",
+        choices=["compact", "minimal", "onnx"],
+        default="compact",
+        help="ONNX text style (docs/onnx_text.md)",
+    )
     nas.add_argument("--latency-threads", type=int, default=1, help="onnxruntime threads (default 1)")
     nas.add_argument("--batch-size", type=int, default=1, help="batch size for export and latency (default 1)")
     nas.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -220,12 +302,29 @@ def run_collect_nas(args: argparse.Namespace) -> int:
         if not cells:
             raise ValueError(f"{path}: no cell strings (--cells)")
     report = collect_nas(
-        args.out, args.count or None, args.labels, seed=args.seed, workers=args.workers,
-        cells_per_stage=args.cells_per_stage, text_style=args.text_style, latency_threads=args.latency_threads,
-        batch_size=args.batch_size, join_csv=args.join, cells=cells, progress=not args.no_progress,
-    )  # fmt: skip
-    print(json.dumps({"dataset": str(report.path), "requested": report.requested,
-                      "already_done": report.already_done, "collected": report.collected}))  # fmt: skip
+        args.out,
+        args.count or None,
+        args.labels,
+        seed=args.seed,
+        workers=args.workers,
+        cells_per_stage=args.cells_per_stage,
+        text_style=args.text_style,
+        latency_threads=args.latency_threads,
+        batch_size=args.batch_size,
+        join_csv=args.join,
+        cells=cells,
+        progress=not args.no_progress,
+    )
+    print(
+        json.dumps(
+            {
+                "dataset": str(report.path),
+                "requested": report.requested,
+                "already_done": report.already_done,
+                "collected": report.collected,
+            }
+        )
+    )
     return 0
 
 
@@ -233,9 +332,12 @@ def run_collect_nas(args: argparse.Namespace) -> int:
 def add_quickstart(sub: argparse._SubParsersAction) -> None:
     from coderlm import quickstart
 
-    p = sub.add_parser("quickstart", help="collect real networks, train, evaluate vs baselines, predict (minutes)",
-                       description=quickstart.__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = sub.add_parser(
+        "quickstart",
+        help="collect real networks, train, evaluate vs baselines, predict (minutes)",
+        description=quickstart.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_dataclass_flags(p, quickstart.QuickstartConfig, title="options (all optional)")
     p.set_defaults(run=run_quickstart)
 
@@ -252,8 +354,14 @@ def run_quickstart(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------- main
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_train, add_predict, add_evaluate, add_split, add_collect, add_quickstart, add_profile,
-]  # fmt: skip
+    add_train,
+    add_predict,
+    add_evaluate,
+    add_split,
+    add_collect,
+    add_quickstart,
+    add_profile,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -37,8 +37,9 @@ def field_comments(cls: type) -> dict[str, str]:
     return comments
 
 
-def add_dataclass_flags(parser: argparse.ArgumentParser, cls: type, skip: set[str] = frozenset(),
-                        title: str | None = None) -> list[str]:  # fmt: skip
+def add_dataclass_flags(
+    parser: argparse.ArgumentParser, cls: type, skip: set[str] = frozenset(), title: str | None = None
+) -> list[str]:
     """Add ``--name`` for each field of ``cls`` (default None: "not given"); return the field names."""
     group = parser.add_argument_group(title or f"{cls.__name__} options")
     helps = field_comments(cls)
@@ -50,11 +51,13 @@ def add_dataclass_flags(parser: argparse.ArgumentParser, cls: type, skip: set[st
         kind = type(field.default)
         help_text = f"{helps.get(field.name, '')} (default: {field.default})"
         if kind is bool:
-            group.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None,
-                               help=help_text)  # fmt: skip
+            group.add_argument(
+                flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
         else:
-            group.add_argument(flag, dest=field.name, type=kind, default=None, metavar=field.name.upper(),
-                               help=help_text)  # fmt: skip
+            group.add_argument(
+                flag, dest=field.name, type=kind, default=None, metavar=field.name.upper(), help=help_text
+            )
         names.append(field.name)
     return names
 
@@ -77,8 +80,9 @@ def load_yaml_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def merge_options(args: argparse.Namespace, config: dict[str, Any], sections: dict[str, list[str]],
-                  top_level: list[str], source: str) -> dict[str, Any]:  # fmt: skip
+def merge_options(
+    args: argparse.Namespace, config: dict[str, Any], sections: dict[str, list[str]], top_level: list[str], source: str
+) -> dict[str, Any]:
     """Combine a YAML config and command-line flags into ``{"model": {...}, "training": {...}, top-level...}``.
 
     ``sections`` maps a section name to its field names; ``top_level`` lists the other

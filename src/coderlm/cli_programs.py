@@ -12,9 +12,21 @@ from pathlib import Path
 from coderlm.collect.corpora import CORPORA
 from coderlm.collect.programs import TEXT_MODES
 
-EXTENSIONS = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".java": "java", ".js": "javascript",
-              ".ts": "typescript", ".pl": "perl", ".go": "go", ".cs": "csharp", ".kt": "kotlin", ".scala": "scala",
-              ".swift": "swift"}  # fmt: skip
+EXTENSIONS = {
+    ".py": "python",
+    ".cpp": "cpp",
+    ".cc": "cpp",
+    ".cxx": "cpp",
+    ".java": "java",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".pl": "perl",
+    ".go": "go",
+    ".cs": "csharp",
+    ".kt": "kotlin",
+    ".scala": "scala",
+    ".swift": "swift",
+}
 
 
 def _csv(value: str) -> list[str]:
@@ -29,10 +41,13 @@ def _add_protocol(p: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------------- profile
 def add_profile(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("profile", help="run one program in the sandbox; print its memory and runtime as JSON",
-                       description="Python: dynamic heap peak of the program (tracemalloc, after compiling it) and "
-                       "median in-process runtime, each in a fresh python3 -I -S -B. Other languages: compile once, "
-                       "then median peak RSS and wall time of the run step. Prints one JSON object.")  # fmt: skip
+    p = sub.add_parser(
+        "profile",
+        help="run one program in the sandbox; print its memory and runtime as JSON",
+        description="Python: dynamic heap peak of the program (tracemalloc, after compiling it) and "
+        "median in-process runtime, each in a fresh python3 -I -S -B. Other languages: compile once, "
+        "then median peak RSS and wall time of the run step. Prints one JSON object.",
+    )
     p.add_argument("file", help="the program")
     known = ", ".join(sorted(set(EXTENSIONS.values())))
     p.add_argument("--language", help=f"language (default: from the extension; {known})")
@@ -82,20 +97,30 @@ def run_profile(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------- collect programs
 def add_collect_programs(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("programs", help="run a program corpus in the sandbox; memory and runtime labels",
-                         description="Runs every program of a corpus (MBXP in many languages, MathQA, HumanEval) "
-                         "in a worker pool, keeps the passing ones, writes <corpus>.jsonl (task = language, "
-                         "group = problem) with logs and statistics. Resumable: rerun the same command.")  # fmt: skip
+    p = kinds.add_parser(
+        "programs",
+        help="run a program corpus in the sandbox; memory and runtime labels",
+        description="Runs every program of a corpus (MBXP in many languages, MathQA, HumanEval) "
+        "in a worker pool, keeps the passing ones, writes <corpus>.jsonl (task = language, "
+        "group = problem) with logs and statistics. Resumable: rerun the same command.",
+    )
     p.add_argument("--corpus", choices=CORPORA, default="mbxp", help="which programs (default mbxp)")
     p.add_argument("--languages", type=_csv, default=["python"], help="comma-separated (default python)")
     p.add_argument("--out", required=True, help="folder for <corpus>.jsonl, .runs.jsonl, .stats.json, .baselines.json")
     p.add_argument("--data", help="the shared data folder (default: $CODERLM_SHARED_DATA or ../shared/data)")
-    p.add_argument("--solutions", type=_csv, default=["canonical", "sample"],
-                   help="canonical, sample or both (default both; MBXP samples are model completions)")  # fmt: skip
+    p.add_argument(
+        "--solutions",
+        type=_csv,
+        default=["canonical", "sample"],
+        help="canonical, sample or both (default both; MBXP samples are model completions)",
+    )
     p.add_argument("--limit", type=int, help="only the first N problems of each language")
-    p.add_argument("--text", choices=TEXT_MODES, default="problem+code",
-                   help="what the model reads: problem description + code (default, as the paper), code only, "
-                   "or also the tests")  # fmt: skip
+    p.add_argument(
+        "--text",
+        choices=TEXT_MODES,
+        default="problem+code",
+        help="what the model reads: problem description + code (default, as the paper), code only, or also the tests",
+    )
     p.add_argument("--twice", action="store_true", help="profile passing programs twice (label noise ceiling)")
     p.add_argument("--workers", type=int, help="parallel programs (default: number of cores)")
     p.add_argument("--runners", help="TOML runner table adding to or replacing the shipped one")
@@ -109,14 +134,32 @@ def run_collect_programs(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")
-    protocol = Protocol(repeats=args.repeats, warmups=args.warmups, timeout_s=args.timeout,
-                        passes=2 if args.twice else 1)  # fmt: skip
+    protocol = Protocol(
+        repeats=args.repeats, warmups=args.warmups, timeout_s=args.timeout, passes=2 if args.twice else 1
+    )
     report = collect_programs(
-        args.out, args.corpus, args.languages, data=args.data, solutions=args.solutions, limit=args.limit,
-        protocol=protocol, text=args.text, workers=args.workers, runners_file=args.runners,
+        args.out,
+        args.corpus,
+        args.languages,
+        data=args.data,
+        solutions=args.solutions,
+        limit=args.limit,
+        protocol=protocol,
+        text=args.text,
+        workers=args.workers,
+        runners_file=args.runners,
         progress=not args.no_progress,
-    )  # fmt: skip
-    print(json.dumps({"dataset": str(report.dataset), "requested": report.requested,
-                      "already_done": report.already_done, "tried": report.tried, "passed": report.passed,
-                      "skipped_languages": sorted(report.skipped_languages)}))  # fmt: skip
+    )
+    print(
+        json.dumps(
+            {
+                "dataset": str(report.dataset),
+                "requested": report.requested,
+                "already_done": report.already_done,
+                "tried": report.tried,
+                "passed": report.passed,
+                "skipped_languages": sorted(report.skipped_languages),
+            }
+        )
+    )
     return 0

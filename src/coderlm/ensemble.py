@@ -24,13 +24,16 @@ def load_models(paths: Sequence[str | Path]) -> list[RegressionLM]:
     models = [RegressionLM.load(path) for path in paths]
     for path, model in zip(paths[1:], models[1:], strict=True):
         if model.objectives_ != models[0].objectives_:
-            raise ValueError(f"{path}: predicts {model.objectives_}, but {paths[0]} predicts "
-                             f"{models[0].objectives_}; pooled models must predict the same objectives")  # fmt: skip
+            raise ValueError(
+                f"{path}: predicts {model.objectives_}, but {paths[0]} predicts "
+                f"{models[0].objectives_}; pooled models must predict the same objectives"
+            )
     return models
 
 
-def pooled_samples(models: Sequence[RegressionLM], texts: Sequence[str], num_samples: int | None = None,
-                   seed: int | None = 0) -> np.ndarray:  # fmt: skip
+def pooled_samples(
+    models: Sequence[RegressionLM], texts: Sequence[str], num_samples: int | None = None, seed: int | None = 0
+) -> np.ndarray:
     """Float64 samples (n, m * S, k): the S samples of each of the m models, model by model."""
     if not models:
         raise ValueError("no model given")

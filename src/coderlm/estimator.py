@@ -178,8 +178,10 @@ class RegressionLM:
             tokenizer = load_tokenizer(run_dir / TOKENIZER_FILE)
         elif facts is not None:
             if self.pretokenize not in PRETRAINED_PRETOKENIZE:
-                raise ValueError(f"pretokenize for a pretrained encoder must be one of "
-                                 f"{sorted(PRETRAINED_PRETOKENIZE)}, got {self.pretokenize!r}")  # fmt: skip
+                raise ValueError(
+                    f"pretokenize for a pretrained encoder must be one of "
+                    f"{sorted(PRETRAINED_PRETOKENIZE)}, got {self.pretokenize!r}"
+                )
             tokenizer = PretrainedTokenizer.from_folder(facts["folder"], PRETRAINED_PRETOKENIZE[self.pretokenize])
         else:
             tokenizer = BPETokenizer.train(texts, self.vocab_size, pretokenize=self.pretokenize)
@@ -188,9 +190,11 @@ class RegressionLM:
         else:
             derived = {"input_vocab_size": tokenizer.vocab_size, "max_input_len": self.max_input_len}
             if facts is not None:  # the body's embedding table, its position limit, its width unless set
-                derived = {"input_vocab_size": max(facts["vocab"], tokenizer.vocab_size),
-                           "max_input_len": min(self.max_input_len, facts["max_positions"] or self.max_input_len)}
-                model_options.setdefault("encoder_dim", facts["hidden"])  # fmt: skip
+                derived = {
+                    "input_vocab_size": max(facts["vocab"], tokenizer.vocab_size),
+                    "max_input_len": min(self.max_input_len, facts["max_positions"] or self.max_input_len),
+                }
+                model_options.setdefault("encoder_dim", facts["hidden"])
             config = ModelConfig(
                 output_vocab_size=codec.vocab_size,
                 output_length=codec.total_length,
@@ -229,11 +233,18 @@ class RegressionLM:
                 val_loss = self._rank_loss(val_texts, val_values, val_tasks, train_config.val_samples)
             else:
                 val_loss = tensors(tokenizer.encode(val_texts, input_len), val_set).mean_loss
-        sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
-                               train_config.task_sampling, train_config.task_temperature,
-                               tokens.mask.sum(1) if train_config.bucket_by_length else None)  # fmt: skip
-        trainer = Trainer(LossOf(self.model_), train_config, sampler, data.batch, val_loss=val_loss,
-                          run_dir=run_dir, device=device)  # fmt: skip
+        sampler = BatchSampler(
+            len(texts),
+            train_config.batch_size,
+            train_config.seed,
+            tasks,
+            train_config.task_sampling,
+            train_config.task_temperature,
+            tokens.mask.sum(1) if train_config.bucket_by_length else None,
+        )
+        trainer = Trainer(
+            LossOf(self.model_), train_config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device
+        )
         result = trainer.run(resume=resume)
         self.model_.eval()
         self.loss_history_ = result.losses
@@ -272,8 +283,10 @@ class RegressionLM:
             return lambda tokens, targets: TokenTensors(tokens, targets["ids"], targets["weights"], device)
         encoder = self.model_.encoder
         if not isinstance(encoder, PretrainedEncoder) or not encoder.frozen:
-            raise ValueError("training option encoder_cache needs a frozen pretrained encoder "
-                             "(model option encoder=minilm or a folder, train_encoder off)")  # fmt: skip
+            raise ValueError(
+                "training option encoder_cache needs a frozen pretrained encoder "
+                "(model option encoder=minilm or a folder, train_encoder off)"
+            )
         folder = None
         if config.encoder_cache == "disk":
             if not config.cache_dir and run_dir is None:
@@ -302,26 +315,38 @@ class RegressionLM:
             log.warning(
                 "%d target(s) above the format's largest magnitude were clamped to it; "
                 "%d nonzero target(s) below its smallest were flushed to zero",
-                encoded.overflow, encoded.underflow,
-            )  # fmt: skip
+                encoded.overflow,
+                encoded.underflow,
+            )
         weights = np.repeat(present, codec.length, axis=1).astype(np.float32)
         return {"ids": encoded.ids, "weights": weights, "overflow": encoded.overflow, "underflow": encoded.underflow}
 
     # ------------------------------------------------------------- predict
-    def sample(self, texts: Sequence[str], num_samples: int | None = None, temperature: float | None = None,
-               seed: int | None = None) -> np.ndarray:  # fmt: skip
+    def sample(
+        self,
+        texts: Sequence[str],
+        num_samples: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+    ) -> np.ndarray:
         """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values."""
         ids = self.sample_tokens(texts, num_samples, temperature, seed)
         return self.codec_.decode(ids)
 
-    def sample_tokens(self, texts: Sequence[str], num_samples: int | None = None,
-                      temperature: float | None = None, seed: int | None = None) -> np.ndarray:  # fmt: skip
+    def sample_tokens(
+        self,
+        texts: Sequence[str],
+        num_samples: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+    ) -> np.ndarray:
         """Number token ids (n, num_samples, k * L) as sampled, before decoding to floats."""
         self._check_fitted()
         return self._sample_ids(self._encode(check_texts(texts)), num_samples, temperature, seed)
 
-    def _sample_ids(self, tokens: TokenBatch, num_samples: int | None, temperature: float | None,
-                    seed: int | None) -> np.ndarray:  # fmt: skip
+    def _sample_ids(
+        self, tokens: TokenBatch, num_samples: int | None, temperature: float | None, seed: int | None
+    ) -> np.ndarray:
         num_samples = self.num_samples if num_samples is None else num_samples
         temperature = self.temperature if temperature is None else temperature
         generator = None
@@ -423,8 +448,10 @@ class RegressionLM:
         rlm.model_.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
         expected = config.get("encoder_weights_sha256")
         if expected is not None and rlm.model_.encoder.weights_hash() != expected:
-            raise ValueError(f"{path}: the frozen encoder {rlm.model_.cfg.encoder!r} is not the one this model was "
-                             "trained on (its weights changed); restore that encoder")  # fmt: skip
+            raise ValueError(
+                f"{path}: the frozen encoder {rlm.model_.cfg.encoder!r} is not the one this model was "
+                "trained on (its weights changed); restore that encoder"
+            )
         rlm.model_.to(rlm._device()).eval()
         rlm.tokenizer_ = load_tokenizer(path / TOKENIZER_FILE)
         return rlm
@@ -449,8 +476,10 @@ class RegressionLM:
         if not isinstance(init, (str, Path)):
             raise ValueError(f"init must be a saved model folder or a fitted RegressionLM, got {type(init).__name__}")
         if not (Path(init) / CONFIG_FILE).is_file():
-            raise FileNotFoundError(f"init={str(init)!r} holds no trained model ({CONFIG_FILE} is missing; "
-                                    "a run folder has one once its training has finished)")  # fmt: skip
+            raise FileNotFoundError(
+                f"init={str(init)!r} holds no trained model ({CONFIG_FILE} is missing; "
+                "a run folder has one once its training has finished)"
+            )
         return cls.load(init)
 
     def _params_dict(self) -> dict:
@@ -485,8 +514,11 @@ class RegressionLM:
         if tokens.truncated:
             log.warning(
                 "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)",
-                tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()),
-            )  # fmt: skip
+                tokens.truncated,
+                len(tokens.lengths),
+                input_len,
+                int(tokens.lengths.max()),
+            )
 
     def _encode(self, texts: list[str]) -> TokenBatch:
         """Input token ids as the model reads them; truncation is reported."""
@@ -513,5 +545,8 @@ def _check_same_number_tokens(codec: NumberCodec, base: NumberCodec) -> None:
     if codec.specials != base.specials:
         differences.append(f"specials {list(codec.specials)} != the init model's {list(base.specials)}")
     if differences:
-        raise ValueError("fine-tuning keeps the init model's number tokens, but " + "; ".join(differences)
-                         + " (leave number_format/specials unset to use the init model's)")  # fmt: skip
+        raise ValueError(
+            "fine-tuning keeps the init model's number tokens, but "
+            + "; ".join(differences)
+            + " (leave number_format/specials unset to use the init model's)"
+        )

@@ -56,10 +56,17 @@ class QuickstartConfig:
     device: str = "cpu"  # torch device for training and prediction
 
     def __post_init__(self) -> None:
-        checks = {"count": self.count >= 10, "cells_per_stage": self.cells_per_stage >= 1,
-                  "workers": self.workers >= 1, "latency_threads": self.latency_threads >= 1,
-                  "steps": self.steps >= 1, "model_dim": self.model_dim >= 8, "vocab_size": self.vocab_size >= 260,
-                  "max_input_len": self.max_input_len >= 8, "num_samples": self.num_samples >= 1}  # fmt: skip
+        checks = {
+            "count": self.count >= 10,
+            "cells_per_stage": self.cells_per_stage >= 1,
+            "workers": self.workers >= 1,
+            "latency_threads": self.latency_threads >= 1,
+            "steps": self.steps >= 1,
+            "model_dim": self.model_dim >= 8,
+            "vocab_size": self.vocab_size >= 260,
+            "max_input_len": self.max_input_len >= 8,
+            "num_samples": self.num_samples >= 1,
+        }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             limits = {"count": ">= 10", "vocab_size": ">= 260", "model_dim": ">= 8", "max_input_len": ">= 8"}
@@ -86,33 +93,62 @@ def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
 
     say(f"[1/5] collect {config.count} NAS-Bench-201 networks -> ONNX text, FLOPs, CPU latency")
     start = time.perf_counter()
-    report = collect_nas(out / "data" / "nb201.jsonl", config.count, ["flops", "params", "latency_cpu"],
-                         seed=config.seed, workers=config.workers, cells_per_stage=config.cells_per_stage,
-                         latency_threads=config.latency_threads)  # fmt: skip
+    report = collect_nas(
+        out / "data" / "nb201.jsonl",
+        config.count,
+        ["flops", "params", "latency_cpu"],
+        seed=config.seed,
+        workers=config.workers,
+        cells_per_stage=config.cells_per_stage,
+        latency_threads=config.latency_threads,
+    )
     timings["collect_s"] = time.perf_counter() - start
 
     say("[2/5] split by architecture: train 70% / val 10% / test 20%")
-    parts = split_dataset(report.path, out / "data", {"train": 0.7, "val": 0.1, "test": 0.2}, seed=config.seed,
-                          by_group=True)  # fmt: skip
+    parts = split_dataset(
+        report.path, out / "data", {"train": 0.7, "val": 0.1, "test": 0.2}, seed=config.seed, by_group=True
+    )
 
     say(f"[3/5] train an RLM on ONNX text to predict {', '.join(OBJECTIVES)} ({config.steps} steps)")
     start = time.perf_counter()
     model_dir = out / "model"
-    train_run(parts["train"], model_dir, val=parts["val"], objectives=OBJECTIVES,
-              model={"encoder_dim": config.model_dim, "decoder_dim": config.model_dim, "dropout": 0.1},
-              training={"steps": config.steps, "batch_size": 16, "learning_rate": 1e-3, "seed": config.seed,
-                        "bucket_by_length": True, "val_metric": "spearman",
-                        "eval_every": max(config.steps // 8, 1), "checkpoint_every": max(config.steps // 4, 1)},
-              estimator={"vocab_size": config.vocab_size, "pretokenize": "lines",
-                         "max_input_len": config.max_input_len, "num_samples": config.num_samples,
-                         "device": config.device},
-              resume=(model_dir / "checkpoints").exists())  # fmt: skip
+    train_run(
+        parts["train"],
+        model_dir,
+        val=parts["val"],
+        objectives=OBJECTIVES,
+        model={"encoder_dim": config.model_dim, "decoder_dim": config.model_dim, "dropout": 0.1},
+        training={
+            "steps": config.steps,
+            "batch_size": 16,
+            "learning_rate": 1e-3,
+            "seed": config.seed,
+            "bucket_by_length": True,
+            "val_metric": "spearman",
+            "eval_every": max(config.steps // 8, 1),
+            "checkpoint_every": max(config.steps // 4, 1),
+        },
+        estimator={
+            "vocab_size": config.vocab_size,
+            "pretokenize": "lines",
+            "max_input_len": config.max_input_len,
+            "num_samples": config.num_samples,
+            "device": config.device,
+        },
+        resume=(model_dir / "checkpoints").exists(),
+    )
     timings["train_s"] = time.perf_counter() - start
 
     say(f"[4/5] evaluate on held-out architectures beside {', '.join(config.baseline_names) or 'no baselines'}")
     start = time.perf_counter()
-    metrics = evaluate_run(model_dir, parts["test"], out / "report", baselines=config.baseline_names,
-                           train_data=parts["train"], seed=config.seed)  # fmt: skip
+    metrics = evaluate_run(
+        model_dir,
+        parts["test"],
+        out / "report",
+        baselines=config.baseline_names,
+        train_data=parts["train"],
+        seed=config.seed,
+    )
     timings["evaluate_s"] = time.perf_counter() - start
 
     say("[5/5] predict for a new .onnx file, then measure it")
@@ -143,6 +179,8 @@ def predict_new_network(config: QuickstartConfig, dataset: Path, model_dir: Path
     rlm = RegressionLM.load(model_dir, device=config.device)
     (record,) = predict_records(rlm, read_inputs([str(path)]), num_samples=config.num_samples, seed=config.seed)
     model = load_onnx(path)
-    measured = {"latency_cpu": measure_latency(model, threads=config.latency_threads)["median_ms"],
-                "flops": float(graph_cost(model)["flops"])}  # fmt: skip
+    measured = {
+        "latency_cpu": measure_latency(model, threads=config.latency_threads)["median_ms"],
+        "flops": float(graph_cost(model)["flops"]),
+    }
     return {"cell": cell, **record, **{f"{name}_measured": value for name, value in measured.items()}}

@@ -29,8 +29,10 @@ ESTIMATOR_OPTIONS = ("vocab_size", "pretokenize", "max_input_len", "num_samples"
 
 def number_format(kind: str = "p10", **options: Any) -> NumberFormat:
     """A number format from its kind and (only the relevant) options; unknown options raise."""
-    fields = {"p10": {"mantissa_digits": "digits", "min_exponent": "min_exponent", "max_exponent": "max_exponent"},
-              "ieee": {"mantissa_digits": "mantissa_digits", "exponent_digits": "exponent_digits"}}  # fmt: skip
+    fields = {
+        "p10": {"mantissa_digits": "digits", "min_exponent": "min_exponent", "max_exponent": "max_exponent"},
+        "ieee": {"mantissa_digits": "mantissa_digits", "exponent_digits": "exponent_digits"},
+    }
     if kind not in fields:
         raise ValueError(f"number format must be 'p10' or 'ieee', got {kind!r}")
     given = {k: v for k, v in options.items() if v is not None}
@@ -68,30 +70,41 @@ def train_run(
     if len(arrays) == 0:
         raise DatasetError(data, f"no rows left for training after skipping {arrays.skipped} with missing targets")
     if arrays.skipped:
-        log.warning("%s: skipped %d row(s) with missing targets (use --missing mask to keep them)", data,
-                    arrays.skipped)  # fmt: skip
+        log.warning(
+            "%s: skipped %d row(s) with missing targets (use --missing mask to keep them)", data, arrays.skipped
+        )
     val_arrays = read_dataset(val).to_arrays(arrays.objectives, missing) if val is not None else None
     specials = tuple(specials) + (("nan",) if missing == "special" and "nan" not in specials else ())
     unknown = sorted(set(estimator or {}) - set(ESTIMATOR_OPTIONS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}")
     fmt = number_format(**(number or {})) if number or init is None else None  # None: fine-tuning keeps init's format
-    rlm = RegressionLM(fmt, specials=specials, model=model or None,
-                       training=training or None, **(estimator or {}))  # fmt: skip
+    rlm = RegressionLM(fmt, specials=specials, model=model or None, training=training or None, **(estimator or {}))
     out = Path(out)
     if not resume and (out / "checkpoints").exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     rlm.fit(
-        arrays.texts, arrays.targets, missing="mask" if missing == "mask" else "error",
-        tasks=arrays.tasks, objectives=arrays.objectives,
+        arrays.texts,
+        arrays.targets,
+        missing="mask" if missing == "mask" else "error",
+        tasks=arrays.tasks,
+        objectives=arrays.objectives,
         val_texts=val_arrays.texts if val_arrays is not None else None,
         val_targets=val_arrays.targets if val_arrays is not None else None,
         val_tasks=val_arrays.tasks if val_arrays is not None else None,
-        run_dir=out, resume=resume, init=init,
-    )  # fmt: skip
-    record = {"data": str(data), "val": str(val) if val else None, "init": str(init) if init else None,
-              "objectives": arrays.objectives,
-              "missing": missing, "skipped": arrays.skipped, "fit_report": rlm.fit_report_}  # fmt: skip
+        run_dir=out,
+        resume=resume,
+        init=init,
+    )
+    record = {
+        "data": str(data),
+        "val": str(val) if val else None,
+        "init": str(init) if init else None,
+        "objectives": arrays.objectives,
+        "missing": missing,
+        "skipped": arrays.skipped,
+        "fit_report": rlm.fit_report_,
+    }
     write_atomic(out / "train_summary.json", json.dumps(record, indent=2) + "\n")
     return rlm
 
@@ -159,9 +172,16 @@ def predict_records(
     return records
 
 
-def evaluate_run(model: str | Path | Sequence[str | Path], data: str | Path, report: str | Path, *,
-                 num_samples: int | None = None, baselines: Sequence[str] = (),
-                 train_data: str | Path | None = None, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+def evaluate_run(
+    model: str | Path | Sequence[str | Path],
+    data: str | Path,
+    report: str | Path,
+    *,
+    num_samples: int | None = None,
+    baselines: Sequence[str] = (),
+    train_data: str | Path | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Evaluate a trained run on dataset ``data``; write report.md, metrics.json and plots to ``report``.
 
     Given several models, their samples are pooled (``coderlm.ensemble``); baselines read text as
@@ -189,8 +209,15 @@ def evaluate_run(model: str | Path | Sequence[str | Path], data: str | Path, rep
         predictions = baseline.predict(arrays.texts, tasks=arrays.tasks)
         metrics[name] = evaluate(predictions, arrays.targets, rlm.objectives_, tasks, groups)
         rows.append(_summary_row(name, metrics[name], rlm.objectives_))
-    write_report(report, metrics["rlm"], predicted, arrays.targets, rlm.objectives_, tasks,
-                 extra_tables=[("Spearman by method", rows)])  # fmt: skip
+    write_report(
+        report,
+        metrics["rlm"],
+        predicted,
+        arrays.targets,
+        rlm.objectives_,
+        tasks,
+        extra_tables=[("Spearman by method", rows)],
+    )
     write_atomic(Path(report) / "comparison.json", json.dumps(to_json(metrics), indent=2) + "\n")
     print(markdown_table(rows))
     return metrics
@@ -201,8 +228,13 @@ def baseline_options(name: str, rlm: RegressionLM) -> dict[str, Any]:
     training budget): the comparison then isolates the regression head. Others need no options."""
     if not name.startswith("regression_head"):
         return {}
-    options = {"vocab_size": rlm.vocab_size, "max_input_len": rlm.max_input_len, "model": rlm.model,
-               "training": rlm.training, "device": rlm.device}  # fmt: skip
+    options = {
+        "vocab_size": rlm.vocab_size,
+        "max_input_len": rlm.max_input_len,
+        "model": rlm.model,
+        "training": rlm.training,
+        "device": rlm.device,
+    }
     if rlm.pretokenize in ("code", "lines"):  # a learned BPE's settings; a pretrained encoder's are its own
         options["pretokenize"] = rlm.pretokenize
     return options

@@ -39,8 +39,12 @@ def test_cli_collect_and_errors(tmp_path, capsys):
     assert main([*args, "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["collected"] == 1
     assert main([*args, "--out", str(out)]) == 0  # nothing left to do
-    assert json.loads(capsys.readouterr().out) == {"dataset": str(out), "requested": 1, "already_done": 1,
-                                                   "collected": 0}  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == {
+        "dataset": str(out),
+        "requested": 1,
+        "already_done": 1,
+        "collected": 0,
+    }
     before = out.read_text()
     assert main([*args, "--cells-per-stage", "2", "--out", str(out)]) == 2  # other settings: no mixing
     assert "d.jsonl:1: collected with cells_per_stage=1, this run asks for 2" in capsys.readouterr().err

@@ -16,10 +16,16 @@ TEST = "\n\ndef check(candidate):\n    assert candidate({arg}) == {want}\n"
 
 
 def problem(task_id, body, arg, want, sample=None):
-    prompt = f"def f(n):\n    \"\"\"Problem {task_id}: return a list of n zeros' length.\"\"\"\n"
-    row = {"task_id": task_id, "prompt": prompt, "canonical_solution": body, "entry_point": "f",
-           "test": TEST.format(arg=arg, want=want), "language": "python",
-           "description": f"Problem {task_id}."}  # fmt: skip
+    prompt = f'def f(n):\n    """Problem {task_id}: return a list of n zeros\' length."""\n'
+    row = {
+        "task_id": task_id,
+        "prompt": prompt,
+        "canonical_solution": body,
+        "entry_point": "f",
+        "test": TEST.format(arg=arg, want=want),
+        "language": "python",
+        "description": f"Problem {task_id}.",
+    }
     return row, ({"task_id": task_id, "completion": sample, "language": "python"} if sample else None)
 
 
@@ -62,8 +68,15 @@ def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
     assert len(read_dataset(out / "mbxp.jsonl")) == 3
     stats = json.loads((out / "mbxp.stats.json").read_text())
     python = stats["languages"]["python"]
-    assert python == {"tried": 7, "passed": 3, "failed": 2, "compile_error": 0, "timeout": 1, "crashed": 0,
-                      "output_limit": 1}  # fmt: skip
+    assert python == {
+        "tried": 7,
+        "passed": 3,
+        "failed": 2,
+        "compile_error": 0,
+        "timeout": 1,
+        "crashed": 0,
+        "output_limit": 1,
+    }
     assert stats["sessions"] == 2 and stats["wall_s"] > 0
     log = [json.loads(line) for line in (out / "mbxp.runs.jsonl").read_text().splitlines()]
     assert {r["key"]: r["status"] for r in log}["python/MBPP/3/canonical"] == "timeout"
@@ -82,8 +95,11 @@ def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
 def test_collect_refuses_rows_of_the_older_description_rule(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    row = {"text": "Problem.\n\ndef f(): pass", "targets": {"peak_memory_bytes": 1.0, "runtime_s": 1.0},
-           "meta": {"key": "python/MBPP/1/canonical"}}  # fmt: skip
+    row = {
+        "text": "Problem.\n\ndef f(): pass",
+        "targets": {"peak_memory_bytes": 1.0, "runtime_s": 1.0},
+        "meta": {"key": "python/MBPP/1/canonical"},
+    }
     (out / "mbxp.jsonl").write_text(json.dumps(row) + "\n")
     with pytest.raises(ValueError, match="text revision 1"):
         collect_programs(out, "mbxp", ["python"], data=tmp_path, progress=False)
@@ -151,8 +167,9 @@ def test_real_corpora_load():
 def test_real_mbpp_programs_pass_with_a_small_deterministic_heap_peak(tmp_path):
     if not (shared_data() / "mbxp").is_dir():
         pytest.skip("../shared/data/mbxp absent")
-    report = collect_programs(tmp_path, "mbxp", ["python"], solutions=["canonical"], limit=4, protocol=FAST,
-                              workers=2, progress=False)  # fmt: skip
+    report = collect_programs(
+        tmp_path, "mbxp", ["python"], solutions=["canonical"], limit=4, protocol=FAST, workers=2, progress=False
+    )
     assert report.passed == 4
     peaks = [r.targets["peak_memory_bytes"] for r in read_dataset(tmp_path / "mbxp.jsonl")]
     assert all(100 < p < 1_000_000 for p in peaks)

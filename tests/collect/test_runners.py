@@ -11,13 +11,13 @@ FAST = {"repeats": 2, "warmups": 1}
 PROGRAMS = {
     "cpp": (
         "#include <vector>\n#include <cstdio>\nint main() { std::vector<char> v(64 << 20, 1); long s = 0;"
-        " for (char c : v) s += c; std::printf(\"%ld\\n\", s); return s == (64 << 20) ? 0 : 1; }\n",
-        "#include <stdexcept>\nint main() { throw std::runtime_error(\"test case 0 did not pass\"); }\n",
+        ' for (char c : v) s += c; std::printf("%ld\\n", s); return s == (64 << 20) ? 0 : 1; }\n',
+        '#include <stdexcept>\nint main() { throw std::runtime_error("test case 0 did not pass"); }\n',
     ),
     "java": (
         "class Main { public static void main(String[] a) { byte[] b = new byte[64 << 20];"
         " java.util.Arrays.fill(b, (byte) 1); System.out.println(b.length); } }\n",
-        "class Main { public static void main(String[] a) throws Exception { throw new Exception(\"fail\"); } }\n",
+        'class Main { public static void main(String[] a) throws Exception { throw new Exception("fail"); } }\n',
     ),
     "javascript": (
         "const b = Buffer.alloc(64 << 20, 1); console.log(b.length);\n",
@@ -32,9 +32,9 @@ PROGRAMS = {
         "die 'Exception -- test case 0 did not pass.';\n",
     ),
     "go": (
-        "package main\nimport \"fmt\"\nfunc main() { b := make([]byte, 64<<20); for i := range b { b[i] = 1 };"
+        'package main\nimport "fmt"\nfunc main() { b := make([]byte, 64<<20); for i := range b { b[i] = 1 };'
         " fmt.Println(len(b)) }\n",
-        "package main\nfunc main() { panic(\"test case 0 failed\") }\n",
+        'package main\nfunc main() { panic("test case 0 failed") }\n',
     ),
 }
 # (TypeScript is left out: tsc emits JavaScript despite errors, as MBXP runs it, so a broken file fails at run time)
@@ -80,8 +80,10 @@ def test_cpp_timeout_and_second_pass():
 
 def test_a_missing_toolchain_is_reported_and_skipped(tmp_path):
     table = tmp_path / "mine.toml"
-    table.write_text('[cobol]\nfile = "main.cob"\nrun = ["./main"]\ncompile = ["cobc-not-installed-xyz", "main.cob"]\n'
-                     'needs = ["cobc-not-installed-xyz"]\ninstall = "apt-get install gnucobol"\n')  # fmt: skip
+    table.write_text(
+        '[cobol]\nfile = "main.cob"\nrun = ["./main"]\ncompile = ["cobc-not-installed-xyz", "main.cob"]\n'
+        'needs = ["cobc-not-installed-xyz"]\ninstall = "apt-get install gnucobol"\n'
+    )
     runners = load_runners(table)
     assert "cpp" in runners and "cobol" in runners  # added to the shipped table
     problem = runners["cobol"].missing()

@@ -123,4 +123,3 @@ def test_stdin_is_fed():
         box.write("main.py", "import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n")
         result = box.run(PYTHON, Limits(timeout_s=5), stdin=b"1 2 3\n")
     assert result.ok and result.stdout.strip() == "6"
-

@@ -105,13 +105,21 @@ def test_write_accepts_a_list_of_examples_and_creates_folders(tmp_path: Path) ->
             None,
         ),
         (  # map columns, including meta
-            {"text": ["a", "b"], "targets": [[("y", 1.0), ("z", None)], [("y", 2.0), ("z", 3.0)]],
-             "meta": [[("k", 1)], None]},
-            pa.schema([("text", pa.string()), ("targets", pa.map_(pa.string(), pa.float64())),
-                       ("meta", pa.map_(pa.string(), pa.int64()))]),
+            {
+                "text": ["a", "b"],
+                "targets": [[("y", 1.0), ("z", None)], [("y", 2.0), ("z", 3.0)]],
+                "meta": [[("k", 1)], None],
+            },
+            pa.schema(
+                [
+                    ("text", pa.string()),
+                    ("targets", pa.map_(pa.string(), pa.float64())),
+                    ("meta", pa.map_(pa.string(), pa.int64())),
+                ]
+            ),
         ),
     ],
-)  # fmt: skip
+)
 def test_read_parquet_accepts_struct_map_and_json_text_columns(tmp_path: Path, columns: dict, schema) -> None:
     path = tmp_path / "ext.parquet"
     pq.write_table(pa.table(columns, schema=schema), path)

@@ -36,8 +36,10 @@ TEXT = "expected a non-empty string"
         ('{"text": "a", "targets": {"y": true}}', f"field 'targets.y': {NUMBER}, got a boolean (true)"),
         ('{"text": "a", "targets": {"y": [1]}}', f"field 'targets.y': {NUMBER}, got an array"),
         ('{"text": "a", "targets": {"": 1}}', "field 'targets': objective names must be non-empty strings, got ''"),
-        ('{"text": "a", "targets": {"y": 1' + "0" * 400 + "}}", "field 'targets.y': 1" + "0" * 400
-         + " is too large for a float64"),
+        (
+            '{"text": "a", "targets": {"y": 1' + "0" * 400 + "}}",
+            "field 'targets.y': 1" + "0" * 400 + " is too large for a float64",
+        ),
         ('{"text": "a", "targets": {}, "task": 3}', "field 'task': expected a string, got a number (3)"),
         ('{"text": "a", "targets": {}, "group": ["g"]}', "field 'group': expected a string, got an array"),
         ('{"text": "a", "targets": {}, "meta": "m"}', "field 'meta': expected an object, got a string"),
@@ -45,7 +47,7 @@ TEXT = "expected a non-empty string"
         ('{"text": "a", "targets": {}, "label": 1}', f"field 'label': unknown field; {ALLOWED}"),
         ('{"txt": "a", "targets": {}}', f"field 'txt': unknown field; {ALLOWED}"),
     ],
-)  # fmt: skip
+)
 def test_jsonl_row_errors_name_file_line_and_field(tmp_path: Path, bad: str, expected: str) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text(f"{GOOD}\n\n{bad}\n{GOOD}\n", encoding="utf-8")
@@ -101,19 +103,22 @@ def _parquet(tmp_path: Path, columns: dict, schema: pa.Schema | None = None) -> 
         ({"text": ["a", "b"], "targets": ['{"y": 1}', None]}, "2: field 'targets': missing (required)"),
         ({"text": ["a"]}, "1: field 'targets': missing (required)"),
         ({"text": ["a", "b"], "targets": ["{}", '{"y": "x"}']}, f"2: field 'targets.y': {NUMBER}, got a string"),
-        ({"text": ["a", "b"], "targets": ["{}", "{bad"]},
-         "2: field 'targets': invalid JSON text: Expecting property name enclosed in double quotes at column 2"),
-        ({"text": ["a", "b"], "targets": ["{}", "[1]"]},
-         f"2: field 'targets': {OBJECT}, got an array"),
+        (
+            {"text": ["a", "b"], "targets": ["{}", "{bad"]},
+            "2: field 'targets': invalid JSON text: Expecting property name enclosed in double quotes at column 2",
+        ),
+        ({"text": ["a", "b"], "targets": ["{}", "[1]"]}, f"2: field 'targets': {OBJECT}, got an array"),
         ({"text": ["a", ""], "targets": ["{}", "{}"]}, f"2: field 'text': {TEXT}, got an empty string"),
         ({"text": ["a"], "targets": ["{}"], "task": [5]}, "1: field 'task': expected a string, got a number (5)"),
-        ({"text": ["a", "b"], "targets": ["{}", "{}"], "meta": [None, "3"]},
-         "2: field 'meta': expected an object, got a number (3)"),
+        (
+            {"text": ["a", "b"], "targets": ["{}", "{}"], "meta": [None, "3"]},
+            "2: field 'meta': expected an object, got a number (3)",
+        ),
         ({"text": ["a"], "targets": ["{}"], "extra": [1]}, f"1: field 'extra': unknown field; {ALLOWED}"),
         ({"text": [b"a"], "targets": ["{}"]}, "1: field 'text': expected a non-empty string, got bytes"),
         ({"text": ["a"], "targets": [{"y": True}]}, f"1: field 'targets.y': {NUMBER}, got a boolean (true)"),
     ],
-)  # fmt: skip
+)
 def test_parquet_row_errors_name_file_row_and_field(tmp_path: Path, columns: dict, expected: str) -> None:
     path = _parquet(tmp_path, columns)
     with pytest.raises(DatasetError) as info:

@@ -80,8 +80,10 @@ def test_random_split_is_deterministic_for_a_seed() -> None:
     assert not np.array_equal(a["test"], c["test"])
 
 
-@pytest.mark.parametrize(("n", "seed", "needle"), [(-1, 0, "n must be"), (3.5, 0, "n must be"), (5, -1, "seed"),
-                                                   (5, None, "seed"), (5, 1.5, "seed")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("n", "seed", "needle"),
+    [(-1, 0, "n must be"), (3.5, 0, "n must be"), (5, -1, "seed"), (5, None, "seed"), (5, 1.5, "seed")],
+)
 def test_random_split_rejects_bad_arguments(n, seed, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         random_split(n, FRACTIONS, seed)
@@ -125,10 +127,9 @@ def test_group_split_rejects_non_string_groups() -> None:
 def _write_source(path: Path) -> Dataset:
     groups = _grouped(num_groups=30, seed=2)
     examples = [
-        Example(f"row {i}", {"y": float(i), "z": float("nan") if i % 5 == 0 else -i}, task="t", group=g,
-                meta={"i": i})
+        Example(f"row {i}", {"y": float(i), "z": float("nan") if i % 5 == 0 else -i}, task="t", group=g, meta={"i": i})
         for i, g in enumerate(groups)
-    ]  # fmt: skip
+    ]
     write_dataset(path, examples)
     return read_dataset(path)
 

@@ -17,8 +17,12 @@ from coderlm.evaluation.baselines import (
 )
 
 TINY = {"encoder_dim": 32, "encoder_heads": 2, "encoder_layers": 1}
-HEAD = {"vocab_size": 300, "max_input_len": 128, "model": TINY,
-        "training": {"steps": 60, "batch_size": 32, "learning_rate": 3e-3, "progress": False}}  # fmt: skip
+HEAD = {
+    "vocab_size": 300,
+    "max_input_len": 128,
+    "model": TINY,
+    "training": {"steps": 60, "batch_size": 32, "learning_rate": 3e-3, "progress": False},
+}
 FAST = {
     "regression_head_norm": HEAD,
     "regression_head_raw": HEAD,

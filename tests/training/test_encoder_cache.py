@@ -57,8 +57,15 @@ def test_cached_training_gives_the_uncached_losses(folders, name, tmp_path):
 
 
 def _cache(folder, cache_dir, max_length: int = 48):
-    cfg = ModelConfig(input_vocab_size=99, output_vocab_size=33, output_length=6, encoder_dim=32,
-                      encoder=str(folder), decoder_dim=32, decoder_heads=4)  # fmt: skip
+    cfg = ModelConfig(
+        input_vocab_size=99,
+        output_vocab_size=33,
+        output_length=6,
+        encoder_dim=32,
+        encoder=str(folder),
+        decoder_dim=32,
+        decoder_heads=4,
+    )
     encoder = PretrainedEncoder(cfg)
     tokens = PretrainedTokenizer.from_folder(folder).encode(line_count_task(10, seed=1)[0], max_length)
     cache = EncoderCache(encoder, "fp16", cache_dir)
@@ -73,8 +80,9 @@ def test_disk_cache_is_reused_and_invalidated_by_encoder_or_length(folders, tmp_
     assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
     row = 3
     width = int(tokens.mask[row].sum())
-    direct = encoder.states(torch.from_numpy(tokens.ids[row : row + 1, :width]),
-                            torch.from_numpy(tokens.mask[row : row + 1, :width]))[0]  # fmt: skip
+    direct = encoder.states(
+        torch.from_numpy(tokens.ids[row : row + 1, :width]), torch.from_numpy(tokens.mask[row : row + 1, :width])
+    )[0]
     torch.testing.assert_close(second[row].float(), direct, atol=2e-3, rtol=2e-3)
     other_length, _, _, _ = _cache(folders["bert"], tmp_path, max_length=40)
     assert other_length.computed == 10
@@ -87,8 +95,10 @@ def test_cache_needs_a_frozen_pretrained_encoder(folders):
     with pytest.raises(ValueError, match="encoder_cache needs a frozen pretrained encoder"):
         RegressionLM(model=DECODER, training={"steps": 1, "encoder_cache": "memory"}).fit(texts, targets)
     with pytest.raises(ValueError, match="encoder_cache needs a frozen pretrained encoder"):
-        RegressionLM(model={"encoder": str(folders["bert"]), "train_encoder": True, **DECODER},
-                     training={"steps": 1, "encoder_cache": "memory"}).fit(texts, targets)  # fmt: skip
+        RegressionLM(
+            model={"encoder": str(folders["bert"]), "train_encoder": True, **DECODER},
+            training={"steps": 1, "encoder_cache": "memory"},
+        ).fit(texts, targets)
 
 
 def test_resume_with_the_disk_cache(folders, tmp_path):
@@ -128,8 +138,17 @@ def test_ddp_ranks_share_one_disk_cache(folders, tmp_path):
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(script), str(folders["bert"]), str(tmp_path / "cache")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        str(script),
+        str(folders["bert"]),
+        str(tmp_path / "cache"),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     reports = [json.loads((tmp_path / f"cache-rank{rank}.json").read_text()) for rank in (0, 1)]

@@ -109,8 +109,9 @@ def _recording_validation(trainer: Trainer) -> list[tuple[float, dict]]:
 
 
 def test_average_best_returns_the_mean_of_the_best_validating_weights(tmp_path):
-    trainer = make_trainer(tmp_path, val=True, steps=40, eval_every=5, learning_rate=0.05, ema_decay=0.8,
-                           average_best=3)  # fmt: skip
+    trainer = make_trainer(
+        tmp_path, val=True, steps=40, eval_every=5, learning_rate=0.05, ema_decay=0.8, average_best=3
+    )
     seen = _recording_validation(trainer)
     result = trainer.run()
     assert len(seen) == 8
@@ -129,8 +130,14 @@ def test_average_best_returns_the_mean_of_the_best_validating_weights(tmp_path):
 
 
 def test_average_best_survives_resume(tmp_path):
-    options = {"val": True, "steps": 40, "eval_every": 5, "checkpoint_every": 5, "learning_rate": 0.05,
-               "average_best": 2}  # fmt: skip
+    options = {
+        "val": True,
+        "steps": 40,
+        "eval_every": 5,
+        "checkpoint_every": 5,
+        "learning_rate": 0.05,
+        "average_best": 2,
+    }
     full = make_trainer(tmp_path / "full", **options)
     full_result = full.run()
     first = make_trainer(tmp_path / "cut", **options)
@@ -290,8 +297,16 @@ def test_ddp_two_cpu_processes(tmp_path):
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(script), str(tmp_path / "run")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        str(script),
+        str(tmp_path / "run"),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     reports = [json.loads((tmp_path / f"run-rank{rank}.json").read_text()) for rank in (0, 1)]

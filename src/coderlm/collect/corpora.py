@@ -105,8 +105,15 @@ def _mbxp(folder: Path, language: str, solutions: Sequence[str]) -> Iterator[Pro
         if row["task_id"] in samples and samples[row["task_id"]]:
             bodies.append(("sample", samples[row["task_id"]]))
         for kind, body in bodies:
-            yield ProgramJob(f"{language}/{row['task_id']}/{kind}", language, row["task_id"], kind,
-                             row["prompt"] + body, tests, row.get("description") or "")  # fmt: skip
+            yield ProgramJob(
+                f"{language}/{row['task_id']}/{kind}",
+                language,
+                row["task_id"],
+                kind,
+                row["prompt"] + body,
+                tests,
+                row.get("description") or "",
+            )
 
 
 def _mathqa(path: Path) -> Iterator[ProgramJob]:
@@ -129,8 +136,15 @@ def _humaneval() -> Iterator[ProgramJob]:
     for row in rows:
         tests = row["test"] + f"\ncheck({row['entry_point']})\n"
         description = row["prompt"].split('"""')[1].strip() if '"""' in row["prompt"] else ""
-        yield ProgramJob(f"python/{row['task_id']}/canonical", "python", row["task_id"], "canonical",
-                         row["prompt"] + row["canonical_solution"], tests, description)  # fmt: skip
+        yield ProgramJob(
+            f"python/{row['task_id']}/canonical",
+            "python",
+            row["task_id"],
+            "canonical",
+            row["prompt"] + row["canonical_solution"],
+            tests,
+            description,
+        )
 
 
 def _read_jsonl(path: Path) -> list[dict]:

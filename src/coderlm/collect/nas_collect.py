@@ -93,8 +93,13 @@ def collect_one(job: NasJob) -> dict[str, Any]:
 
         result = measure_latency(model, batch_size=job.batch_size, threads=job.latency_threads)
         targets["latency_cpu"] = float(result["median_ms"])
-    meta = {"space": "nb201", "cell": job.cell, "cells_per_stage": job.cells_per_stage,
-            "text_style": job.text_style, "builder": BUILDER}  # fmt: skip
+    meta = {
+        "space": "nb201",
+        "cell": job.cell,
+        "cells_per_stage": job.cells_per_stage,
+        "text_style": job.text_style,
+        "builder": BUILDER,
+    }
     return {"text": onnx_to_text(model, style=job.text_style), "targets": targets, "group": job.cell, "meta": meta}
 
 

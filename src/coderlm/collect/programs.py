@@ -125,8 +125,15 @@ def collect_programs(
                     row = _row(job, record, text, baselines.get(job.language, {}))
                     _append(data_file, row)
                     passed += 1
-                _append(log_file, {"key": job.key, "language": job.language, "problem": job.problem,
-                                   **{k: v for k, v in record.items() if k not in ("runtime_repeats_s",)}})  # fmt: skip
+                _append(
+                    log_file,
+                    {
+                        "key": job.key,
+                        "language": job.language,
+                        "problem": job.problem,
+                        **{k: v for k, v in record.items() if k not in ("runtime_repeats_s",)},
+                    },
+                )
                 tried += 1
                 if bar is not None:
                     bar.update(1)
@@ -145,11 +152,23 @@ def profile_job(task: tuple[ProgramJob, Any, Protocol]) -> tuple[ProgramJob, dic
         if job.language == "python":
             from coderlm.collect.python import profile_python_passes
 
-            record = profile_python_passes(job.code, job.tests, protocol.passes, repeats=protocol.repeats,
-                                           warmups=protocol.warmups, timeout_s=protocol.timeout_s)  # fmt: skip
+            record = profile_python_passes(
+                job.code,
+                job.tests,
+                protocol.passes,
+                repeats=protocol.repeats,
+                warmups=protocol.warmups,
+                timeout_s=protocol.timeout_s,
+            )
         else:
-            record = profile_program(job.source, runner, repeats=protocol.repeats, warmups=protocol.warmups,
-                                     timeout_s=protocol.timeout_s, passes=protocol.passes)  # fmt: skip
+            record = profile_program(
+                job.source,
+                runner,
+                repeats=protocol.repeats,
+                warmups=protocol.warmups,
+                timeout_s=protocol.timeout_s,
+                passes=protocol.passes,
+            )
     except Exception as exc:  # a harness fault on one program must not stop the collection
         record = {"status": "harness_error", "stderr_tail": f"{type(exc).__name__}: {exc}"}
     return job, record
@@ -175,9 +194,17 @@ def with_description(description: str, code: str) -> str:
 def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
     code = job.source if text == "problem+code+tests" else job.code
     body = code if text == "code" else with_description(job.description, code)
-    meta = {"key": job.key, "solution": job.solution, "text": text, "text_revision": TEXT_REVISION,
-            **{k: record[k] for k in ("peak_rss_bytes", "compile_s", "process_wall_s", "repeats", "warmups",
-                                      "reruns") if k in record}}  # fmt: skip
+    meta = {
+        "key": job.key,
+        "solution": job.solution,
+        "text": text,
+        "text_revision": TEXT_REVISION,
+        **{
+            k: record[k]
+            for k in ("peak_rss_bytes", "compile_s", "process_wall_s", "repeats", "warmups", "reruns")
+            if k in record
+        },
+    }
     if base.get("status") == "passed":
         meta["baseline_peak_memory_bytes"] = base["peak_memory_bytes"]
         meta["baseline_runtime_s"] = base["runtime_s"]
@@ -256,8 +283,11 @@ def _write_stats(path: Path, log: Path, wall_s: float, skipped: dict, protocol: 
                 counts.setdefault(row["language"], Counter())[row["status"]] += 1
     languages = {}
     for lang, c in sorted(counts.items()):
-        languages[lang] = {"tried": sum(c.values()), **{s: c.get(s, 0) for s in STATUSES},
-                           **{s: n for s, n in c.items() if s not in STATUSES}}  # fmt: skip
+        languages[lang] = {
+            "tried": sum(c.values()),
+            **{s: c.get(s, 0) for s in STATUSES},
+            **{s: n for s, n in c.items() if s not in STATUSES},
+        }
     stats = {
         "languages": languages,
         "skipped_languages": {**previous.get("skipped_languages", {}), **skipped},

@@ -30,7 +30,7 @@ from coderlm.collect.sandbox import Limits, Sandbox, isolation
 
 RESULT = ".coderlm_result.json"
 
-HARNESS = r'''
+HARNESS = r"""
 import gc, io, json, os, sys, time, tracemalloc
 mode, warmups, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 result_path = os.path.abspath(RESULT_NAME)
@@ -74,7 +74,7 @@ else:
     result = {"times": times[warmups:], "warmup_times": times[:warmups]}
 with open(result_path, "w") as f:
     json.dump(result, f)
-'''.replace("RESULT_NAME", repr(RESULT))
+""".replace("RESULT_NAME", repr(RESULT))
 
 
 def profile_python(
@@ -98,8 +98,13 @@ def profile_python(
     """
     if repeats < 1 or warmups < 0:
         raise ValueError(f"repeats must be >= 1 and warmups >= 0, got {repeats}, {warmups}")
-    record: dict[str, Any] = {"language": "python", "repeats": repeats, "warmups": warmups, "timeout_s": timeout_s,
-                              "isolation": _isolation_summary()}  # fmt: skip
+    record: dict[str, Any] = {
+        "language": "python",
+        "repeats": repeats,
+        "warmups": warmups,
+        "timeout_s": timeout_s,
+        "isolation": _isolation_summary(),
+    }
     command = [interpreter, "-I", "-S", "-B", "harness.py"]
     with Sandbox() as box:
         box.write("harness.py", HARNESS)
@@ -162,8 +167,12 @@ STATUS = {"error": "failed", "signal": "crashed", "timeout": "timeout", "output_
 
 
 def _failure(run) -> dict[str, Any]:
-    return {"status": STATUS[run.status], "exit_code": run.returncode, "stderr_tail": run.stderr_tail(),
-            "process_wall_s": run.wall_s}  # fmt: skip
+    return {
+        "status": STATUS[run.status],
+        "exit_code": run.returncode,
+        "stderr_tail": run.stderr_tail(),
+        "process_wall_s": run.wall_s,
+    }
 
 
 def _isolation_summary() -> dict[str, Any]:

@@ -93,8 +93,12 @@ def profile_program(
     """
     if repeats < 1 or warmups < 0:
         raise ValueError(f"repeats must be >= 1 and warmups >= 0, got {repeats}, {warmups}")
-    record: dict[str, Any] = {"language": runner.language, "repeats": repeats, "warmups": warmups,
-                              "timeout_s": timeout_s}  # fmt: skip
+    record: dict[str, Any] = {
+        "language": runner.language,
+        "repeats": repeats,
+        "warmups": warmups,
+        "timeout_s": timeout_s,
+    }
     problem = runner.missing()
     if problem:
         return record | {"status": "unavailable", "stderr_tail": problem}
@@ -110,8 +114,11 @@ def profile_program(
             compiled = built.ok or (built.status == "error" and leftover)
             if not compiled:
                 status = "timeout" if built.status == "timeout" else "compile_error"
-                return record | {"status": status, "exit_code": built.returncode,
-                                 "stderr_tail": (built.stderr + built.stdout)[-2000:]}  # fmt: skip
+                return record | {
+                    "status": status,
+                    "exit_code": built.returncode,
+                    "stderr_tail": (built.stderr + built.stdout)[-2000:],
+                }
             if not built.ok:
                 record["compile_warnings"] = built.stdout[-2000:]
         argv = [fill(a) for a in runner.run]
@@ -124,14 +131,23 @@ def profile_program(
                 result = box.run(argv, limits, stdin=data, env=env)
                 if not result.ok:
                     status = {"error": "failed", "signal": "crashed"}.get(result.status, result.status)
-                    return record | {"status": status, "exit_code": result.returncode, "failed_run": i,
-                                     "stderr_tail": result.stderr_tail()}  # fmt: skip
+                    return record | {
+                        "status": status,
+                        "exit_code": result.returncode,
+                        "failed_run": i,
+                        "stderr_tail": result.stderr_tail(),
+                    }
                 if i >= warmups:
                     walls.append(result.wall_s)
                     rss.append(result.peak_rss_bytes)
-            measured.append({"runtime_s": statistics.median(walls), "runtime_repeats_s": walls,
-                             "peak_memory_bytes": int(statistics.median(rss)),
-                             "peak_rss_bytes": int(max(rss))})  # fmt: skip
+            measured.append(
+                {
+                    "runtime_s": statistics.median(walls),
+                    "runtime_repeats_s": walls,
+                    "peak_memory_bytes": int(statistics.median(rss)),
+                    "peak_rss_bytes": int(max(rss)),
+                }
+            )
     record |= {"status": "passed", **measured[0], "exit_code": 0}
     if passes > 1:
         record["reruns"] = [{k: m[k] for k in ("runtime_s", "peak_memory_bytes")} for m in measured[1:]]
@@ -199,9 +215,16 @@ def _runner(name: str, table: Any, path: str | Path) -> Runner:
             raise ValueError(f"{path}: [{name}] needs '{required}'")
     memory = table.get("memory_mb", 2048)
     return Runner(
-        language=name, file=str(table["file"]), run=tuple(table["run"]), compile=tuple(table.get("compile", ())),
-        compile_ok_if=table.get("compile_ok_if"), needs=tuple(table.get("needs", ())),
-        check=tuple(table.get("check", ())), install=str(table.get("install", "")),
+        language=name,
+        file=str(table["file"]),
+        run=tuple(table["run"]),
+        compile=tuple(table.get("compile", ())),
+        compile_ok_if=table.get("compile_ok_if"),
+        needs=tuple(table.get("needs", ())),
+        check=tuple(table.get("check", ())),
+        install=str(table.get("install", "")),
         env=tuple(sorted((str(k), str(v)) for k, v in table.get("env", {}).items())),
-        memory_mb=None if not memory else int(memory), empty=str(table.get("empty", "\n")), mbxp=table.get("mbxp"),
-    )  # fmt: skip
+        memory_mb=None if not memory else int(memory),
+        empty=str(table.get("empty", "\n")),
+        mbxp=table.get("mbxp"),
+    )

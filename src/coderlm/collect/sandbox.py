@@ -99,8 +99,9 @@ def isolation() -> dict[str, Any]:
     namespaces = False
     if unshare:
         try:
-            probe = subprocess.run([unshare, "--net", "--pid", "--fork", "--kill-child", "--", "true"],
-                                   capture_output=True, timeout=10)  # fmt: skip
+            probe = subprocess.run(
+                [unshare, "--net", "--pid", "--fork", "--kill-child", "--", "true"], capture_output=True, timeout=10
+            )
             namespaces = probe.returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             namespaces = False
@@ -177,10 +178,15 @@ class Sandbox:
             start = time.perf_counter()
             try:
                 process = subprocess.Popen(
-                    command, cwd=self.path, env=environment, stdout=out, stderr=err,
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True,
+                    command,
+                    cwd=self.path,
+                    env=environment,
+                    stdout=out,
+                    stderr=err,
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    start_new_session=True,
                     preexec_fn=functools.partial(_limit, cpu, limits.memory_mb, limits.processes, limits.file_mb),
-                )  # fmt: skip
+                )
             except OSError as exc:  # the command itself is missing or not executable
                 return RunResult("error", 127, 0.0, 0.0, 0, "", f"{argv[0]}: {exc}")
             timed_out = threading.Event()

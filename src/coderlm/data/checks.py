@@ -27,8 +27,9 @@ def check_texts(texts: Sequence[str]) -> list[str]:
     return texts
 
 
-def check_targets(targets, n: int, num_objectives: int | None, specials: Sequence[str],
-                  allow_nan: bool = False) -> np.ndarray:  # fmt: skip
+def check_targets(
+    targets, n: int, num_objectives: int | None, specials: Sequence[str], allow_nan: bool = False
+) -> np.ndarray:
     """Targets as float64 (n, k): a list of floats (k = 1) or of equal-length lists.
 
     Non-finite values are allowed only where ``specials`` has a token for them, and

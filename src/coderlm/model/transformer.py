@@ -181,8 +181,9 @@ class DecoderBlock(nn.Module):
         self.ln3 = nn.LayerNorm(dim)
         self.mlp = MLP(dim, cfg.mlp_ratio, cfg.dropout)
 
-    def forward(self, x: torch.Tensor, memory_kv: tuple, memory_mask: torch.Tensor,
-                cache: KVCache | None, layer: int) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self, x: torch.Tensor, memory_kv: tuple, memory_mask: torch.Tensor, cache: KVCache | None, layer: int
+    ) -> torch.Tensor:
         B, S, t, C = x.shape
         x = x + self.self_attn(self.ln1(x).view(B * S, t, C), cache, layer).view(B, S, t, C)
         x = x + self.cross_attn(self.ln2(x), memory_kv, memory_mask)
@@ -258,15 +259,21 @@ class EncoderDecoder(nn.Module):
         bos = torch.full_like(targets[:, :1], self.decoder.bos_id)
         return torch.cat([bos, targets[:, :-1]], dim=1)
 
-    def forward(self, ids: torch.Tensor | None, mask: torch.Tensor, targets: torch.Tensor,
-                states: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+    def forward(
+        self, ids: torch.Tensor | None, mask: torch.Tensor, targets: torch.Tensor, states: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Teacher-forced logits (B, L, V) for target ids (B, L)."""
         memory = self.encode(ids, mask, states)
         return self.decoder(self.teacher_forced_inputs(targets)[:, None], memory)[:, 0]
 
-    def loss(self, ids: torch.Tensor | None = None, mask: torch.Tensor | None = None,
-             targets: torch.Tensor | None = None, weights: torch.Tensor | None = None,
-             states: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+    def loss(
+        self,
+        ids: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+        targets: torch.Tensor | None = None,
+        weights: torch.Tensor | None = None,
+        states: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Mean cross-entropy over target tokens; ``weights`` (B, L) masks out missing objectives.
 
         ``states`` replaces ``ids`` with cached states of a frozen pretrained body (see ``encoder_cache``).

@@ -44,8 +44,9 @@ class BPETokenizer:
         self.tokenizer = tokenizer
 
     @classmethod
-    def train(cls, texts: Sequence[str], vocab_size: int = 4096, min_frequency: int = 2,
-              pretokenize: str = "code") -> BPETokenizer:  # fmt: skip
+    def train(
+        cls, texts: Sequence[str], vocab_size: int = 4096, min_frequency: int = 2, pretokenize: str = "code"
+    ) -> BPETokenizer:
         """Learn merges from ``texts`` until ``vocab_size`` tokens or no pair occurs ``min_frequency`` times.
 
         ``pretokenize`` sets where merges may not cross:
@@ -67,9 +68,11 @@ class BPETokenizer:
             )
         else:
             tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-                [pre_tokenizers.Split("\n", behavior="merged_with_previous"),
-                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
-            )  # fmt: skip
+                [
+                    pre_tokenizers.Split("\n", behavior="merged_with_previous"),
+                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+                ]
+            )
         tokenizer.decoder = decoders.ByteLevel()
         trainer = trainers.BpeTrainer(
             vocab_size=vocab_size,

@@ -50,9 +50,15 @@ def unflatten_state(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return obj
 
 
-def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                    scheduler: Any, step: int, extra: dict[str, Any],
-                    averaged: list[torch.Tensor] | None = None) -> Path:  # fmt: skip
+def save_checkpoint(
+    folder: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    step: int,
+    extra: dict[str, Any],
+    averaged: list[torch.Tensor] | None = None,
+) -> Path:
     """Write checkpoint ``folder`` atomically (replacing an older one of the same name).
 
     ``averaged``: the moving average of the trainable weights (``ema_decay``), kept beside them.
@@ -81,8 +87,9 @@ def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     return folder
 
 
-def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None,
-                    scheduler: Any = None) -> dict[str, Any]:  # fmt: skip
+def load_checkpoint(
+    folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None, scheduler: Any = None
+) -> dict[str, Any]:
     """Restore weights (and optimizer, scheduler, RNG when given); return ``{"step", "extra", "averaged"}``."""
     for name in ("model.safetensors", "state.safetensors", "trainer.json"):
         if not (folder / name).is_file():

@@ -46,8 +46,15 @@ class TrainConfig:
     cache_dir: str = ""  # folder of the "disk" encoder cache (default: encoder_cache/ in the run folder)
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "grad_accum", "keep_checkpoints", "log_every", "val_samples",
-                     "average_best"):
+        for name in (
+            "steps",
+            "batch_size",
+            "grad_accum",
+            "keep_checkpoints",
+            "log_every",
+            "val_samples",
+            "average_best",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"training option {name} must be a positive integer, got {value!r}")
@@ -57,9 +64,14 @@ class TrainConfig:
                 raise ValueError(f"training option {name} must be a non-negative integer, got {value!r}")
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
-        for name, allowed in (("optimizer", OPTIMIZERS), ("task_sampling", TASK_SAMPLING), ("precision", PRECISIONS),
-                              ("encoder_cache", ENCODER_CACHES), ("cache_dtype", CACHE_DTYPES),
-                              ("val_metric", VAL_METRICS)):
+        for name, allowed in (
+            ("optimizer", OPTIMIZERS),
+            ("task_sampling", TASK_SAMPLING),
+            ("precision", PRECISIONS),
+            ("encoder_cache", ENCODER_CACHES),
+            ("cache_dtype", CACHE_DTYPES),
+            ("val_metric", VAL_METRICS),
+        ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"training option {name} must be one of {allowed}, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:

@@ -40,8 +40,14 @@ INDEX_FILE = "index.json"
 
 
 class EncoderCache:
-    def __init__(self, encoder: PretrainedEncoder, dtype: str = "fp16", folder: str | Path | None = None,
-                 batch_size: int = 32, device: str | torch.device = "cpu") -> None:  # fmt: skip
+    def __init__(
+        self,
+        encoder: PretrainedEncoder,
+        dtype: str = "fp16",
+        folder: str | Path | None = None,
+        batch_size: int = 32,
+        device: str | torch.device = "cpu",
+    ) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"cache dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
         if not encoder.frozen:
@@ -56,8 +62,10 @@ class EncoderCache:
 
     def keys(self, tokens: TokenBatch, max_length: int) -> list[str]:
         prefix = f"{self.identity}|{max_length}|".encode()
-        return [hashlib.sha256(prefix + tokens.ids[row, : int(tokens.mask[row].sum())].tobytes()).hexdigest()
-                for row in range(len(tokens.ids))]  # fmt: skip
+        return [
+            hashlib.sha256(prefix + tokens.ids[row, : int(tokens.mask[row].sum())].tobytes()).hexdigest()
+            for row in range(len(tokens.ids))
+        ]
 
     def states(self, tokens: TokenBatch, max_length: int) -> list[torch.Tensor]:
         """Per input, its states (length_i, H) in the cache dtype; missing ones are computed first."""
@@ -122,8 +130,9 @@ class EncoderCache:
                 entries[key] = [shard, offset, tensor.shape[0], tensor.shape[1]]
                 offset += len(data)
         index = self._load_index() | entries
-        write_atomic(self.folder / INDEX_FILE, json.dumps({"identity": self.identity, "dtype": self.dtype,
-                                                           "entries": index}))  # fmt: skip
+        write_atomic(
+            self.folder / INDEX_FILE, json.dumps({"identity": self.identity, "dtype": self.dtype, "entries": index})
+        )
         return entries
 
     def _read(self, key: str, entry: list | None) -> torch.Tensor:
@@ -140,8 +149,14 @@ class EncoderCache:
 class CachedTensors(TokenTensors):
     """``TokenTensors`` whose batches carry cached encoder ``states`` (B, T, H) instead of input ids."""
 
-    def __init__(self, tokens: TokenBatch, states: list[torch.Tensor], targets: np.ndarray, weights: np.ndarray,
-                 device: torch.device) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tokens: TokenBatch,
+        states: list[torch.Tensor],
+        targets: np.ndarray,
+        weights: np.ndarray,
+        device: torch.device,
+    ) -> None:
         super().__init__(tokens, targets, weights, device)
         self.states = states
 

@@ -27,9 +27,16 @@ BUCKET_WINDOW = 32  # batches per length-sorted window: larger = less padding, l
 
 
 class BatchSampler:
-    def __init__(self, n: int, batch_size: int, seed: int = 0, tasks: Sequence[str] | None = None,
-                 mode: str = "proportional", temperature: float = 2.0,
-                 lengths: Sequence[int] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        n: int,
+        batch_size: int,
+        seed: int = 0,
+        tasks: Sequence[str] | None = None,
+        mode: str = "proportional",
+        temperature: float = 2.0,
+        lengths: Sequence[int] | None = None,
+    ) -> None:
         if n < 1:
             raise ValueError("cannot sample batches from an empty training set")
         self.n, self.batch_size, self.seed, self.mode = n, batch_size, seed, mode

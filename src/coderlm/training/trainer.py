@@ -82,8 +82,12 @@ def average_states(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Ten
     if len(states) == 1:
         return states[0]
     first = states[0]
-    return {name: torch.stack([s[name].float() for s in states]).mean(0).to(value.dtype)
-            if value.is_floating_point() else value for name, value in first.items()}  # fmt: skip
+    return {
+        name: torch.stack([s[name].float() for s in states]).mean(0).to(value.dtype)
+        if value.is_floating_point()
+        else value
+        for name, value in first.items()
+    }
 
 
 class Trainer:
@@ -292,8 +296,10 @@ class Trainer:
         state = load_checkpoint(self._checkpoints / latest.read_text().strip(), self.objective, optimizer, scheduler)
         step = state["step"]
         if (state["averaged"] is None) != (self._ema is None):
-            raise ValueError(f"cannot resume {latest.parent}: ema_decay was {'on' if self._ema is None else 'off'} "
-                             "when the checkpoint was written; resume with the same setting")
+            raise ValueError(
+                f"cannot resume {latest.parent}: ema_decay was {'on' if self._ema is None else 'off'} "
+                "when the checkpoint was written; resume with the same setting"
+            )
         if self._ema is not None:
             self._ema = [value.to(p.device) for p, value in zip(self._params, state["averaged"], strict=True)]
         metrics = self.run_dir / METRICS_FILE
@@ -327,8 +333,10 @@ class Trainer:
         if size > 1:
             self._save_state(state, folder / _kept_file(step))
         self._save_state(average_states([entry.state for entry in kept]), folder / "model.safetensors")
-        entries = [{"step": e.step, "val": e.val, "file": _kept_file(e.step) if size > 1 else "model.safetensors"}
-                   for e in kept]  # fmt: skip
+        entries = [
+            {"step": e.step, "val": e.val, "file": _kept_file(e.step) if size > 1 else "model.safetensors"}
+            for e in kept
+        ]
         write_atomic(folder / "kept.json", json.dumps({"average_best": size, "kept": entries}) + "\n")
         for entry in dropped if size > 1 else ():
             (folder / _kept_file(entry.step)).unlink(missing_ok=True)
@@ -347,10 +355,14 @@ class Trainer:
         else:
             return []  # nothing validated before the checkpoint
         if saved["average_best"] != self.config.average_best:
-            raise ValueError(f"cannot resume {self.run_dir}: average_best was {saved['average_best']} when it was "
-                             "written; resume with the same setting")  # fmt: skip
-        return [_Kept(e["val"], e["step"], load_file(str(folder / e["file"]), device=str(self.device)))
-                for e in saved["kept"]]  # fmt: skip
+            raise ValueError(
+                f"cannot resume {self.run_dir}: average_best was {saved['average_best']} when it was "
+                "written; resume with the same setting"
+            )
+        return [
+            _Kept(e["val"], e["step"], load_file(str(folder / e["file"]), device=str(self.device)))
+            for e in saved["kept"]
+        ]
 
     def _restore_best(self) -> None:
         if self.val_loss is not None and self._kept:

@@ -45,8 +45,9 @@ def check_tasks(tasks: Sequence[str] | None, n: int) -> list[str] | None:
     return tasks
 
 
-def check_fit_inputs(texts: Sequence[str], targets, tasks: Sequence[str] | None = None
-                     ) -> tuple[list[str], np.ndarray, list[str] | None]:  # fmt: skip
+def check_fit_inputs(
+    texts: Sequence[str], targets, tasks: Sequence[str] | None = None
+) -> tuple[list[str], np.ndarray, list[str] | None]:
     """Texts, float64 targets (n, k) with NaN for missing objectives, and task labels.
 
     Raises ValueError for bad inputs and for an objective with no value in any row.

@@ -90,9 +90,15 @@ class RegressionHeadRegressor:
         model = RegressionHead(config, values.shape[1])
         device = torch.device(self._device())
         data = TokenTensors(tokens, np.where(present, scaled, 0.0), present, device)
-        sampler = BatchSampler(len(texts), train_config.batch_size, train_config.seed, tasks,
-                               train_config.task_sampling, train_config.task_temperature,
-                               tokens.mask.sum(1) if train_config.bucket_by_length else None)  # fmt: skip
+        sampler = BatchSampler(
+            len(texts),
+            train_config.batch_size,
+            train_config.seed,
+            tasks,
+            train_config.task_sampling,
+            train_config.task_temperature,
+            tokens.mask.sum(1) if train_config.bucket_by_length else None,
+        )
         result = Trainer(LossOf(model), train_config, sampler, data.batch, device=device).run()
         model.eval()
         self.model_, self.tokenizer_, self.scaler_ = model, tokenizer, scaler
