@@ -29,11 +29,17 @@ def write_rows(path: Path, n: int = 48, seed: int = 0) -> Path:
     return path
 
 
-def coderlm(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "coderlm.cli", *args]
+def coderlm(*args: str, env: dict | None = None, kill_after: int | None = None) -> subprocess.CompletedProcess:
+    """The command line in a subprocess; ``kill_after``: SIGKILLed after that training step (tests/faults.py)."""
+    launch = ["coderlm.cli"] if kill_after is None else ["tests.faults", str(kill_after)]
     single = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # bit-equal runs even on a busy machine
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=300, env={**os.environ, **single, **(env or {})}
+        [sys.executable, "-m", *launch, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[1],  # the repository: tests.faults is importable
+        env={**os.environ, **single, **(env or {})},
     )
 
 
@@ -45,8 +51,8 @@ def test_split_train_resume_predict_evaluate(tmp_path, capsys):
     common = ["--data", str(train), "--val", str(val), "--out", str(run), "--missing", "mask",
               "--steps", "40", "--checkpoint-every", "5", "--log-every", "1", "--eval-every", "10", *TINY]  # fmt: skip
 
-    # start training; it kills itself (SIGKILL, no clean-up) before step 13; then resume
-    killed = coderlm("train", *common, env={"CODERLM_KILL_AT_STEP": "13"})
+    # start training, killed (SIGKILL, no clean-up) after step 12; then resume
+    killed = coderlm("train", *common, kill_after=12)
     assert killed.returncode == -signal.SIGKILL
     assert (run / "checkpoints" / "latest").read_text().strip() == "step-0000010"
     assert not (run / "model.safetensors").exists()  # the final model is written only at the end

@@ -10,6 +10,7 @@ from coderlm import IEEE, P10, RegressionLM
 from coderlm.cli import main
 from coderlm.data.toy import line_count_task
 from coderlm.training.batches import TokenTensors
+from coderlm.training.examples import encode_targets
 from coderlm.training.sampling import BatchSampler
 
 TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
@@ -29,14 +30,11 @@ def base(tmp_path_factory) -> tuple[RegressionLM, str]:
 
 def _batch_loss(rlm: RegressionLM, texts, targets, batch_size: int, seed: int = 0) -> float:
     """The loss ``rlm`` gives the fine-tuning run's first batch (same sampler, same encoding)."""
-    codec = rlm.codec_
-    encoded = rlm._encode_targets(codec, np.asarray(targets, dtype=np.float64).reshape(len(texts), -1), "error")
-    data = TokenTensors(
-        rlm.tokenizer_.encode(texts, rlm._input_len()), encoded["ids"], encoded["weights"], torch.device("cpu")
-    )
+    encoded = encode_targets(rlm.codec_, np.asarray(targets, dtype=np.float64).reshape(len(texts), -1), "error")
+    data = TokenTensors(rlm._encode(texts), encoded.ids, encoded.weights, torch.device("cpu"))
     rows = BatchSampler(len(texts), batch_size, seed).batch(0)
     with torch.no_grad():
-        return float(rlm.model_.eval().loss(**data.batch(rows)))
+        return float(rlm.network_.eval().loss(**data.batch(rows)))
 
 
 def test_starts_from_the_init_weights_and_tokenizer(base):
@@ -45,23 +43,23 @@ def test_starts_from_the_init_weights_and_tokenizer(base):
     tuned = RegressionLM(training={"steps": 3, "batch_size": 16, "progress": False})
     tuned.fit(texts, [2 * t for t in targets], init=path, objectives=["double"])
     assert tuned.tokenizer_.tokenizer.to_str() == rlm.tokenizer_.tokenizer.to_str()
-    assert tuned.model_.cfg == rlm.model_.cfg
+    assert tuned.network_.cfg == rlm.network_.cfg
     # the first step's loss is the init model's loss on that batch: training started from its weights
     assert tuned.loss_history_[0] == pytest.approx(_batch_loss(rlm, texts, [2 * t for t in targets], 16), rel=1e-5)
     # and training moved them
-    before, after = rlm.model_.state_dict(), tuned.model_.state_dict()
+    before, after = rlm.network_.state_dict(), tuned.network_.state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before)
     assert tuned.objectives_ == ["double"] and tuned.fit_report_["init"] == path
 
 
 def test_a_tiny_learning_rate_keeps_predictions_and_the_init_estimator_untouched(base):
     rlm, _ = base
-    snapshot = {k: v.clone() for k, v in rlm.model_.state_dict().items()}
+    snapshot = {k: v.clone() for k, v in rlm.network_.state_dict().items()}
     texts, targets = line_count_task(16, seed=2)
     tuned = RegressionLM(training={"steps": 1, "batch_size": 8, "learning_rate": 1e-12, "progress": False})
     tuned.fit(texts, targets, init=rlm)  # a fitted estimator works as init too
     np.testing.assert_allclose(tuned.log_prob(texts, targets), rlm.log_prob(texts, targets), rtol=1e-5)
-    assert all(torch.equal(snapshot[k], v) for k, v in rlm.model_.state_dict().items())
+    assert all(torch.equal(snapshot[k], v) for k, v in rlm.network_.state_dict().items())
 
 
 def test_new_objectives_more_of_them_then_save_and_load(base, tmp_path):
@@ -71,7 +69,7 @@ def test_new_objectives_more_of_them_then_save_and_load(base, tmp_path):
     tuned = RegressionLM(training={"steps": 4, "batch_size": 16, "progress": False})
     tuned.fit(texts, targets, init=path, objectives=["lines", "bytes"])
     assert tuned.codec_.num_objectives == 2 and tuned.objectives_ == ["lines", "bytes"]
-    assert tuned.model_.cfg.output_length == 2 * rlm.model_.cfg.output_length
+    assert tuned.network_.cfg.output_length == 2 * rlm.network_.cfg.output_length
     assert tuned.predict(texts[:3], num_samples=8).shape == (3, 2)
     tuned.save(tmp_path / "tuned")
     loaded = RegressionLM.load(tmp_path / "tuned")

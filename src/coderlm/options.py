@@ -1,9 +1,29 @@
-"""Checking user-supplied option dicts against the dataclass that declares them."""
+"""Options: checking user-supplied option dicts, and errors that name the option.
+
+Library code names its parameters (``count``, ``workers``), never command-line flags: an
+``OptionError`` carries the parameter's name, and the command line shows it as its flag
+(``--count``).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+
+class OptionError(ValueError):
+    """A bad value for one named option; ``str`` is ``"<option> <message>"``.
+
+    >>> OptionError("count", "must be >= 1, got 0")
+    OptionError('count must be >= 1, got 0')
+    """
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option, self.message = option, message
+        super().__init__(f"{option} {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.option, self.message))
 
 
 def check_options(cls: type, values: dict[str, Any], what: str) -> None:

@@ -1,11 +1,11 @@
 import dataclasses
 
-import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from coderlm.model import EncoderDecoder, ModelConfig
-from coderlm.model.regression_head import RegressionHead, TargetScaler
+from coderlm.model.transformer import CausalSelfAttention, CrossAttention, EncoderSelfAttention
 from tests.conftest import tiny_config
 
 
@@ -123,38 +123,9 @@ def test_config_from_dict_rejects_unknown_and_round_trips():
         cfg.encoder_dim = 64
 
 
-def test_regression_head_shapes_and_mse(inputs):
-    ids, mask = inputs
-    model = RegressionHead(tiny_config(), num_outputs=2)
-    out = model(ids, mask)
-    assert out.shape == (3, 2)
-    targets = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    expected = ((out - targets) ** 2).mean()
-    torch.testing.assert_close(model.loss(ids, mask, targets), expected)
-    weights = torch.tensor([[1.0, 0.0]] * 3)
-    torch.testing.assert_close(model.loss(ids, mask, targets, weights), ((out[:, 0] - targets[:, 0]) ** 2).mean())
-
-
-def test_target_scaler_per_task_min_max():
-    targets = np.array([[0.0, 10.0], [10.0, 30.0], [100.0, 5.0], [300.0, 5.0]])
-    tasks = ["a", "a", "b", "b"]
-    scaler = TargetScaler().fit(targets, tasks)
-    scaled = scaler.transform(targets, tasks)
-    np.testing.assert_allclose(scaled, [[0, 0], [1, 1], [0, 0], [1, 0]])  # constant column: span 1
-    np.testing.assert_allclose(scaler.inverse(scaled, tasks), targets)
-    # an unseen task falls back to the scale over all tasks
-    np.testing.assert_allclose(scaler.transform(np.array([[300.0, 30.0]]), ["c"]), [[1.0, 1.0]])
-    again = TargetScaler.from_dict(scaler.to_dict())
-    np.testing.assert_allclose(again.transform(targets, tasks), scaled)
-
-
 def test_dropout_acts_on_attention_outputs_not_probabilities():
     """Dropout on the (B, nh, T, T) probabilities costs SDPA its fused CPU kernel (8x slower);
     the config promises dropout on attention outputs and MLPs, and training is stochastic."""
-    from torch import nn
-
-    from coderlm.model.transformer import CausalSelfAttention, CrossAttention, EncoderSelfAttention
-
     layers = (EncoderSelfAttention(16, 2, 0.5), CausalSelfAttention(16, 2, 0.5), CrossAttention(16, 16, 2, 0.5))
     for attention in layers:
         assert isinstance(attention.dropout, nn.Dropout) and attention.dropout.p == 0.5

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coderlm.text.pretrained import mark_structure, unmark_structure
+from coderlm.text.hf_tokenizer import mark_structure, unmark_structure
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ transformers = pytest.importorskip("transformers")
 from coderlm import RegressionLM  # noqa: E402
 from coderlm.data.toy import line_count_task  # noqa: E402
 from coderlm.model import ModelConfig  # noqa: E402
-from coderlm.model.pretrained import PretrainedEncoder  # noqa: E402
-from coderlm.text.pretrained import PretrainedTokenizer  # noqa: E402
+from coderlm.model.hf_encoder import PretrainedEncoder  # noqa: E402
+from coderlm.text.hf_tokenizer import PretrainedTokenizer  # noqa: E402
 from coderlm.training.encoder_cache import EncoderCache  # noqa: E402
 from tests.hf_tiny import make_bert, make_t5gemma  # noqa: E402
 
@@ -121,7 +121,7 @@ training = {"steps": 4, "batch_size": 8, "progress": False, "encoder_cache": "di
             "cache_dtype": "fp32"}
 rlm = RegressionLM(max_input_len=48, model={"encoder": sys.argv[1], "decoder_dim": 32, "decoder_heads": 4},
                    training=training).fit(texts, targets)
-flat = torch.cat([p.detach().flatten() for p in rlm.model_.parameters() if p.requires_grad])
+flat = torch.cat([p.detach().flatten() for p in rlm.network_.parameters() if p.requires_grad])
 gathered = [torch.zeros_like(flat) for _ in range(dist.get_world_size())]
 dist.all_gather(gathered, flat)
 report = {"same": all(torch.equal(g, flat) for g in gathered), "losses": rlm.loss_history_,

@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from coderlm.training import BatchSampler, TrainConfig, Trainer
+from coderlm.training import BatchSampler, Callback, TrainConfig, Trainer
 from coderlm.training.checkpoint import flatten_state, load_checkpoint, unflatten_state
 from tests.training.toy import Toy, collate_for, toy_data
 
@@ -54,6 +54,48 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path):
     cut_curve = [json.loads(line)["loss"] for line in (tmp_path / "cut" / "metrics.jsonl").read_text().splitlines()]
     full_curve = [json.loads(line)["loss"] for line in (tmp_path / "full" / "metrics.jsonl").read_text().splitlines()]
     assert cut_curve == full_curve
+
+
+def test_callbacks_hear_start_records_steps_and_end(tmp_path):
+    class Recorder(Callback):
+        def __init__(self):
+            self.calls = []
+
+        def on_start(self, step, steps):
+            self.calls.append(("start", step, steps))
+
+        def on_log(self, record):
+            self.calls.append(("log", record["step"], "val_loss" in record))
+
+        def on_step_end(self, step):
+            self.calls.append(("step", step))
+
+        def on_end(self):
+            self.calls.append(("end",))
+
+    trainer = make_trainer(tmp_path, val=True, steps=4, log_every=2, eval_every=4)
+    recorder = Recorder()
+    trainer.callbacks.append(recorder)
+    trainer.run()
+    assert recorder.calls == [
+        ("start", 0, 4),
+        ("step", 1),
+        ("log", 2, False),
+        ("step", 2),
+        ("step", 3),
+        ("log", 4, True),
+        ("step", 4),
+        ("end",),
+    ]
+    logged = [json.loads(line)["step"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert logged == [2, 4]  # the metrics file is a callback too, called first
+
+
+def test_a_fresh_run_starts_a_fresh_metrics_file(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text('{"step": 7, "loss": 1.0}\n')  # left by an earlier, unfinished run
+    make_trainer(tmp_path, steps=4, log_every=2).run()
+    logged = [json.loads(line)["step"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert logged == [2, 4]
 
 
 class _Stopping:
@@ -273,7 +315,7 @@ def test_config_errors_name_the_option(options, message):
 
 DDP_SCRIPT = """
 import json, sys, torch, torch.distributed as dist
-from coderlm.training import BatchSampler, TrainConfig, Trainer
+from coderlm.training import BatchSampler, Callback, TrainConfig, Trainer
 from coderlm.training.distributed import exit_process, shutdown_distributed
 from tests.training.toy import Toy, collate_for, toy_data
 torch.manual_seed(0)

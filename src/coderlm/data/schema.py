@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 
 FIELDS = ("text", "targets", "task", "group", "meta")
-MISSING_POLICIES = ("skip", "mask", "special")
+# What a missing target (absent, null or NaN) means, in datasets, in fit and on the command line:
+# an error / drop the row / keep it, out of the loss / learn it as the <NaN> token.
+MISSING_POLICIES = ("error", "skip", "mask", "special")
 
 
 class DatasetError(ValueError):
@@ -232,9 +234,10 @@ class Dataset:
     def to_arrays(self, objectives: Sequence[str] | None = None, missing: str = "skip") -> DatasetArrays:
         """Texts, targets (n, k) in ``objectives`` order (default: all names sorted), tasks, groups, kept rows.
 
-        ``missing`` decides rows where a chosen objective is absent or NaN: ``"skip"`` drops them (counted in
-        ``skipped``); ``"mask"`` keeps NaN for the trainer to mask out of the loss; ``"special"`` keeps NaN to be
-        learned as a ``<NaN>`` token. An objective in no row raises a DatasetError listing the known names.
+        ``missing`` decides rows where a chosen objective is absent or NaN: ``"error"`` raises a DatasetError
+        naming the first such row; ``"skip"`` drops them (counted in ``skipped``); ``"mask"`` keeps NaN for the
+        trainer to mask out of the loss; ``"special"`` keeps NaN to be learned as a ``<NaN>`` token. An objective
+        in no row raises a DatasetError listing the known names.
         """
         if missing not in MISSING_POLICIES:
             raise DatasetError(self.source, f"missing={missing!r} is unknown; expected one of {MISSING_POLICIES}")
@@ -244,6 +247,10 @@ class Dataset:
         for i, example in enumerate(self.examples):
             for j, name in enumerate(names):
                 targets[i, j] = example.targets.get(name, math.nan)
+        if missing == "error" and np.isnan(targets).any():
+            i, j = np.argwhere(np.isnan(targets))[0]
+            message = f"example {i + 1} misses it (null, NaN or absent); choose missing='skip', 'mask' or 'special'"
+            raise DatasetError(self.source, message, field=f"targets.{names[j]}")
         keep = ~np.isnan(targets).any(axis=1) if missing == "skip" else np.ones(len(self), dtype=bool)
         rows = np.flatnonzero(keep)
         kept = [self.examples[i] for i in rows]

@@ -15,6 +15,7 @@ import dataclasses
 import torch
 
 from coderlm.model.config import ModelConfig
+from coderlm.numbers.codec import NumberCodec
 
 POSITIONS_KEY = "decoder.pos_emb.weight"
 # Model options that may differ from the source model: they do not change any weight's shape or meaning.
@@ -51,3 +52,18 @@ def adapt_state(state: dict[str, torch.Tensor], number_length: int, output_lengt
     source_rows = objective.clamp(max=source_objectives - 1) * number_length + offset
     state[POSITIONS_KEY] = table[source_rows].clone()
     return state
+
+
+def check_same_number_tokens(codec: NumberCodec, base: NumberCodec) -> None:
+    """Fine-tuning keeps the decoder's vocabulary: the number format and specials must match the init model's."""
+    differences = []
+    if codec.format.to_dict() != base.format.to_dict():
+        differences.append(f"number format {codec.format.to_dict()} != the init model's {base.format.to_dict()}")
+    if codec.specials != base.specials:
+        differences.append(f"specials {list(codec.specials)} != the init model's {list(base.specials)}")
+    if differences:
+        raise ValueError(
+            "fine-tuning keeps the init model's number tokens, but "
+            + "; ".join(differences)
+            + " (leave number_format/specials unset to use the init model's)"
+        )

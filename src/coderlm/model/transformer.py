@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coderlm.model.config import ModelConfig
-from coderlm.model.pretrained import SCRATCH, PretrainedEncoder
+from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
 
 
 # ----------------------------------------------------------------- building blocks
@@ -241,7 +241,7 @@ class EncoderDecoder(nn.Module):
             self.encoder = PretrainedEncoder(cfg, encoder_config)
         self.decoder = Decoder(cfg)
         for part in (self.encoder if cfg.encoder == SCRATCH else self.encoder.proj, self.decoder):
-            part.apply(_init_weights)  # a pretrained body keeps its weights
+            part.apply(init_weights)  # a pretrained body keeps its weights
 
     @property
     def encoder_config(self) -> dict | None:
@@ -286,7 +286,7 @@ class EncoderDecoder(nn.Module):
         return (nll * weights).sum() / weights.sum().clamp(min=1.0)
 
 
-def _init_weights(module: nn.Module) -> None:
+def init_weights(module: nn.Module) -> None:
     if isinstance(module, nn.Linear):
         nn.init.normal_(module.weight, std=0.02)
         if module.bias is not None:

@@ -1,4 +1,8 @@
-"""Training tensors held once, cut into batches by row index; each batch trimmed to its longest row."""
+"""Training tensors held once, cut into batches by row index; each batch trimmed to its longest row.
+
+``TokenTensors`` serve input ids; ``CachedTensors`` serve a frozen pretrained encoder's cached states
+instead (``encoder_cache``).
+"""
 
 from __future__ import annotations
 
@@ -46,3 +50,28 @@ def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarr
     """Row indices in batches of similar length (longest first), so batches carry little padding."""
     order = np.argsort(-np.asarray(lengths), kind="stable")
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+class CachedTensors(TokenTensors):
+    """``TokenTensors`` whose batches carry cached encoder ``states`` (B, T, H) instead of input ids."""
+
+    def __init__(
+        self,
+        tokens: TokenBatch,
+        states: list[torch.Tensor],
+        targets: np.ndarray,
+        weights: np.ndarray,
+        device: torch.device,
+    ) -> None:
+        super().__init__(tokens, targets, weights, device)
+        self.states = states
+
+    def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
+        batch = super().batch(rows)
+        ids = batch.pop("ids")
+        padded = torch.zeros(*ids.shape, self.states[0].shape[1], dtype=torch.float32)
+        for i, row in enumerate(np.asarray(rows).tolist()):
+            kept = self.states[row][: ids.shape[1]]
+            padded[i, : kept.shape[0]] = kept.float()
+        batch["states"] = padded.to(self.device)
+        return batch

@@ -3,7 +3,7 @@
 With a frozen encoder the states of an input never change, so training needs
 them once, not once per epoch: ``EncoderCache.states`` runs the encoder body over
 the inputs it has not seen and keeps the states (fp16 by default, only the real
-tokens), and ``CachedTensors`` serves training batches from them. Each step then
+tokens), and ``batches.CachedTensors`` serves training batches from them. Each step then
 runs only the projection and the decoder.
 
 An entry's key is a hash of the encoder's identity (its Hugging Face config and
@@ -31,9 +31,9 @@ import numpy as np
 import torch
 
 from coderlm.atomic import atomic_file, write_atomic
-from coderlm.model.pretrained import PretrainedEncoder
+from coderlm.model.hf_encoder import PretrainedEncoder
 from coderlm.text.bpe import TokenBatch
-from coderlm.training.batches import TokenTensors, length_sorted_batches
+from coderlm.training.batches import length_sorted_batches
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 INDEX_FILE = "index.json"
@@ -144,28 +144,3 @@ class EncoderCache:
             self._shards[shard] = torch.from_numpy(np.memmap(self.folder / shard, dtype=np.uint8, mode="c"))
         size = length * hidden * DTYPES[self.dtype].itemsize
         return self._shards[shard][offset : offset + size].view(DTYPES[self.dtype]).view(length, hidden)
-
-
-class CachedTensors(TokenTensors):
-    """``TokenTensors`` whose batches carry cached encoder ``states`` (B, T, H) instead of input ids."""
-
-    def __init__(
-        self,
-        tokens: TokenBatch,
-        states: list[torch.Tensor],
-        targets: np.ndarray,
-        weights: np.ndarray,
-        device: torch.device,
-    ) -> None:
-        super().__init__(tokens, targets, weights, device)
-        self.states = states
-
-    def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
-        batch = super().batch(rows)
-        ids = batch.pop("ids")
-        padded = torch.zeros(*ids.shape, self.states[0].shape[1], dtype=torch.float32)
-        for i, row in enumerate(np.asarray(rows).tolist()):
-            kept = self.states[row][: ids.shape[1]]
-            padded[i, : kept.shape[0]] = kept.float()
-        batch["states"] = padded.to(self.device)
-        return batch

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from coderlm.training.config import TrainConfig
+
 BUCKET_WINDOW = 32  # batches per length-sorted window: larger = less padding, less randomness
 
 
@@ -54,6 +56,14 @@ class BatchSampler:
             self.task_probs = weights / weights.sum()
         elif mode != "proportional":
             raise ValueError(f"unknown task sampling mode {mode!r}")
+
+    @classmethod
+    def for_config(
+        cls, n: int, config: TrainConfig, tasks: Sequence[str] | None = None, lengths: Sequence[int] | None = None
+    ) -> BatchSampler:
+        """The sampler a training config asks for (``lengths`` are used with ``bucket_by_length``)."""
+        lengths = lengths if config.bucket_by_length else None
+        return cls(n, config.batch_size, config.seed, tasks, config.task_sampling, config.task_temperature, lengths)
 
     def batch(self, step: int) -> np.ndarray:
         """Row indices of the batch for optimizer step ``step`` (0-based)."""

@@ -25,7 +25,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from coderlm.evaluation.baselines.length import Baseline, TextLength, use_log_target
+from coderlm.evaluation.baselines.base import Baseline, use_log_target
+from coderlm.evaluation.baselines.length import TextLength
 from coderlm.evaluation.baselines.ngram import NgramFeaturizer, NgramGBDT, NgramKNN
 from coderlm.evaluation.baselines.regression_head import RegressionHeadRegressor
 

@@ -19,7 +19,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from threadpoolctl import threadpool_limits
 
 from coderlm.data.checks import check_texts
-from coderlm.evaluation.baselines.length import (
+from coderlm.evaluation.baselines.base import (
     check_fit_inputs,
     check_fitted,
     check_tasks,

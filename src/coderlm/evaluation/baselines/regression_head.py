@@ -1,8 +1,8 @@
 """The paper's ablation baseline: the RLM's encoder, a pooled state and a linear head, trained with MSE.
 
-Everything but the output side matches ``RegressionLM``: the learned byte-level
-BPE, the encoder (same ``model`` options), the same ``Trainer``, ``BatchSampler``
-and ``training`` options. Two variants, as in the paper's table:
+Everything but the output side matches ``RegressionLM``: the same input tokenizer and encoder
+(``model.build``: a learned BPE and the scratch encoder, or a pretrained one), the same ``Trainer``,
+``BatchSampler`` and ``training`` options. Two variants, as in the paper's table:
 
 * ``normalize=True`` ("normalized"): targets min-max scaled to [0, 1] per
   (task, objective) on the training set (``TargetScaler``); predictions are
@@ -18,13 +18,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from coderlm.data.checks import check_texts
 from coderlm.devices import resolve_device
-from coderlm.evaluation.baselines.length import check_fit_inputs, check_fitted, check_tasks
+from coderlm.evaluation.baselines.base import check_fit_inputs, check_fitted, check_tasks
+from coderlm.model.build import build_tokenizer, model_config
 from coderlm.model.config import ModelConfig, size_options
-from coderlm.model.regression_head import RegressionHead, TargetScaler
-from coderlm.text.bpe import BPETokenizer
+from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
+from coderlm.model.transformer import Encoder, init_weights
 from coderlm.training.batches import TokenTensors, length_sorted_batches
 from coderlm.training.config import TrainConfig
 from coderlm.training.objective import LossOf
@@ -32,14 +35,95 @@ from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
 
 
+class RegressionHead(nn.Module):
+    """Encoder -> masked mean over tokens -> LayerNorm -> Linear(num_outputs)."""
+
+    def __init__(self, cfg: ModelConfig, num_outputs: int) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.encoder = Encoder(cfg) if cfg.encoder == SCRATCH else PretrainedEncoder(cfg)
+        self.ln = nn.LayerNorm(cfg.encoder_dim)
+        self.head = nn.Linear(cfg.encoder_dim, num_outputs)
+        for part in (self,) if cfg.encoder == SCRATCH else (self.encoder.proj, self.ln, self.head):
+            part.apply(init_weights)  # a pretrained body keeps its weights
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """ids, mask (B, T) -> predictions (B, num_outputs)."""
+        states = self.encoder(ids, mask)  # (B, T, De)
+        weights = mask.unsqueeze(-1).to(states.dtype)
+        pooled = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        return self.head(self.ln(pooled))
+
+    def loss(
+        self, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean squared error; ``weights`` (B, k) masks out missing objectives."""
+        error = F.mse_loss(self(ids, mask).float(), targets.float(), reduction="none")
+        if weights is None:
+            return error.mean()
+        return (error * weights).sum() / weights.sum().clamp(min=1.0)
+
+
+class TargetScaler:
+    """Per-(task, objective) min-max scaling to [0, 1], fitted on training targets.
+
+    Unseen tasks at prediction time use the scale of all tasks together.
+    """
+
+    def __init__(self) -> None:
+        self.low_: dict[str, np.ndarray] = {}
+        self.span_: dict[str, np.ndarray] = {}
+
+    def fit(self, targets: np.ndarray, tasks: list[str] | None = None) -> TargetScaler:
+        """Missing targets (NaN) are ignored; a task that never has an objective uses the all-task scale."""
+        tasks = tasks or [""] * len(targets)
+        groups = {"*": np.ones(len(targets), bool)} | {t: np.asarray(tasks) == t for t in sorted(set(tasks))}
+        for name, rows in groups.items():
+            present = ~np.isnan(targets[rows])
+            big = np.where(present, targets[rows], -np.inf).max(0)
+            small = np.where(present, targets[rows], np.inf).min(0)
+            seen = present.any(0)
+            if name != "*":
+                small, big = (
+                    np.where(seen, small, self.low_["*"]),
+                    np.where(seen, big, self.low_["*"] + self.span_["*"]),
+                )
+            low = np.where(np.isfinite(small), small, 0.0)
+            self.low_[name], self.span_[name] = low, np.where(big > low, big - low, 1.0)
+        return self
+
+    def _params(self, tasks: list[str] | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        names = [t if t in self.low_ else "*" for t in (tasks or [""] * n)]
+        return np.stack([self.low_[t] for t in names]), np.stack([self.span_[t] for t in names])
+
+    def transform(self, targets: np.ndarray, tasks: list[str] | None = None) -> np.ndarray:
+        low, span = self._params(tasks, len(targets))
+        return (targets - low) / span
+
+    def inverse(self, scaled: np.ndarray, tasks: list[str] | None = None) -> np.ndarray:
+        low, span = self._params(tasks, len(scaled))
+        return scaled * span + low
+
+    def to_dict(self) -> dict:
+        return {
+            "low": {k: v.tolist() for k, v in self.low_.items()},
+            "span": {k: v.tolist() for k, v in self.span_.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, spec: dict) -> TargetScaler:
+        scaler = cls()
+        scaler.low_ = {k: np.asarray(v) for k, v in spec["low"].items()}
+        scaler.span_ = {k: np.asarray(v) for k, v in spec["span"].items()}
+        return scaler
+
+
 class RegressionHeadRegressor:
     """Encoder -> masked mean -> LayerNorm -> Linear(k), MSE on (optionally scaled) targets.
 
     Args:
         normalize: min-max scale targets per (task, objective) to [0, 1] (see module doc).
-        vocab_size: size of the input BPE vocabulary learned in ``fit``.
-        pretokenize: BPE merge boundaries, ``"code"`` or ``"lines"`` (as in ``RegressionLM``).
-        max_input_len: encoder context in tokens; longer texts keep their first tokens.
+        vocab_size, pretokenize, layout_markers, max_input_len: how text is read, as in ``RegressionLM``.
         model: ``ModelConfig`` options, e.g. ``{"encoder_dim": 128}`` (decoder options are
             accepted, so a ``RegressionLM``'s dict can be reused, and ignored).
         training: ``TrainConfig`` options, e.g. ``{"steps": 2000}``.
@@ -52,6 +136,7 @@ class RegressionHeadRegressor:
         normalize: bool = True,
         vocab_size: int = 4096,
         pretokenize: str = "code",
+        layout_markers: str = "auto",
         max_input_len: int = 512,
         model: dict | None = None,
         training: dict | None = None,
@@ -61,6 +146,7 @@ class RegressionHeadRegressor:
         self.normalize = normalize
         self.vocab_size = vocab_size
         self.pretokenize = pretokenize
+        self.layout_markers = layout_markers
         self.max_input_len = max_input_len
         self.model = model
         self.training = training
@@ -68,37 +154,28 @@ class RegressionHeadRegressor:
         self.device = device
 
     def fit(self, texts: Sequence[str], targets, tasks: Sequence[str] | None = None) -> RegressionHeadRegressor:
-        """Learn the BPE vocabulary, then train the model; missing (NaN) objectives get zero loss weight."""
+        """Learn the input tokenizer, then train the model; missing (NaN) objectives get zero loss weight."""
         texts, values, tasks = check_fit_inputs(texts, targets, tasks)
-        model_options = size_options(self.model, type(self).__name__)
+        options = size_options(self.model, type(self).__name__)
         train_config = TrainConfig.from_dict(dict(self.training or {}))
 
         present = ~np.isnan(values)
         scaler = TargetScaler().fit(values, tasks) if self.normalize else None
         scaled = scaler.transform(values, tasks) if scaler is not None else values
-        tokenizer = BPETokenizer.train(texts, self.vocab_size, pretokenize=self.pretokenize)
-        tokens = tokenizer.encode(texts, self.max_input_len)
-        config = ModelConfig(
-            input_vocab_size=tokenizer.vocab_size,
-            output_vocab_size=1,
-            output_length=1,
-            max_input_len=self.max_input_len,
-            pad_id=tokenizer.pad_id,
-            **model_options,
+        tokenizer = build_tokenizer(
+            texts,
+            options.get("encoder", SCRATCH),
+            vocab_size=self.vocab_size,
+            pretokenize=self.pretokenize,
+            layout_markers=self.layout_markers,
         )
+        config = model_config(tokenizer, self.max_input_len, options, output_vocab_size=1, output_length=1)
+        tokens = tokenizer.encode(texts, config.max_input_len)
         torch.manual_seed(train_config.seed)
         model = RegressionHead(config, values.shape[1])
         device = torch.device(self._device())
         data = TokenTensors(tokens, np.where(present, scaled, 0.0), present, device)
-        sampler = BatchSampler(
-            len(texts),
-            train_config.batch_size,
-            train_config.seed,
-            tasks,
-            train_config.task_sampling,
-            train_config.task_temperature,
-            tokens.mask.sum(1) if train_config.bucket_by_length else None,
-        )
+        sampler = BatchSampler.for_config(len(texts), train_config, tasks, tokens.mask.sum(1))
         result = Trainer(LossOf(model), train_config, sampler, data.batch, device=device).run()
         model.eval()
         self.model_, self.tokenizer_, self.scaler_ = model, tokenizer, scaler
@@ -117,7 +194,7 @@ class RegressionHeadRegressor:
         check_fitted(self, "model_")
         texts = check_texts(texts)
         tasks = check_tasks(tasks, len(texts))
-        tokens = self.tokenizer_.encode(texts, self.max_input_len)
+        tokens = self.tokenizer_.encode(texts, self.model_.cfg.max_input_len)
         device = torch.device(self._device())
         self.model_.to(device).eval()
         kept = tokens.mask.sum(1)

@@ -11,8 +11,8 @@ transformers = pytest.importorskip("transformers")
 
 from coderlm import RegressionLM  # noqa: E402
 from coderlm.data.toy import line_count_task  # noqa: E402
-from coderlm.model.pretrained import PretrainedEncoder  # noqa: E402
-from coderlm.text.pretrained import PretrainedTokenizer  # noqa: E402
+from coderlm.model.hf_encoder import PretrainedEncoder  # noqa: E402
+from coderlm.text.hf_tokenizer import PretrainedTokenizer  # noqa: E402
 from tests.hf_tiny import make_bert, make_t5gemma  # noqa: E402
 
 DECODER = {"decoder_dim": 32, "decoder_heads": 4}
@@ -40,9 +40,9 @@ def test_plugs_in_trains_saves_loads_predicts(folder, tmp_path):
     texts, targets = line_count_task(24, seed=0)
     rlm = RegressionLM(max_input_len=48, model={"encoder": str(folder), **DECODER}, training=FAST)
     rlm.fit(texts, targets)
-    encoder = rlm.model_.encoder
+    encoder = rlm.network_.encoder
     assert isinstance(encoder, PretrainedEncoder) and encoder.frozen
-    assert rlm.model_.cfg.encoder_dim == 32 and isinstance(encoder.proj, torch.nn.Identity)
+    assert rlm.network_.cfg.encoder_dim == 32 and isinstance(encoder.proj, torch.nn.Identity)
     assert rlm.predict(texts[:3], num_samples=4).shape == (3, 1)
     rlm.save(tmp_path / "m")
     loaded = RegressionLM.load(tmp_path / "m")
@@ -77,11 +77,11 @@ def test_frozen_body_stays_put_and_is_not_saved(bert_folder, tmp_path):
     )
     before = {k: v.clone() for k, v in transformers.BertModel.from_pretrained(bert_folder).state_dict().items()}
     rlm.fit(texts, targets)
-    body = rlm.model_.encoder.body.state_dict()
+    body = rlm.network_.encoder.body.state_dict()
     assert all(torch.equal(before[k], body[k]) for k in body)
-    assert isinstance(rlm.model_.encoder.proj, torch.nn.Linear)  # hidden 32 -> encoder_dim 16
-    assert not any(".body." in k for k in rlm.model_.state_dict())
-    assert not any(p.requires_grad for p in rlm.model_.encoder.body.parameters())
+    assert isinstance(rlm.network_.encoder.proj, torch.nn.Linear)  # hidden 32 -> encoder_dim 16
+    assert not any(".body." in k for k in rlm.network_.state_dict())
+    assert not any(p.requires_grad for p in rlm.network_.encoder.body.parameters())
 
 
 def test_trainable_encoder_is_saved_whole_and_loads_without_its_folder(bert_folder, tmp_path):
@@ -95,7 +95,7 @@ def test_trainable_encoder_is_saved_whole_and_loads_without_its_folder(bert_fold
     )
     rlm.fit(texts, targets)
     original = transformers.BertModel.from_pretrained(own).state_dict()
-    trained = rlm.model_.encoder.body.state_dict()
+    trained = rlm.network_.encoder.body.state_dict()
     assert any(not torch.equal(original[k], trained[k]) for k in trained)
     rlm.save(tmp_path / "m")
     shutil.rmtree(own)  # the saved model holds the encoder's config and weights
@@ -140,7 +140,7 @@ def test_named_minilm_encoder():
     texts, targets = line_count_task(8, seed=5)
     rlm = RegressionLM(max_input_len=64, model={"encoder": "minilm", **DECODER}, training={**FAST, "steps": 1})
     rlm.fit(texts, targets)
-    assert rlm.model_.cfg.encoder_dim == 384 and rlm.model_.cfg.input_vocab_size == 30522
+    assert rlm.network_.cfg.encoder_dim == 384 and rlm.network_.cfg.input_vocab_size == 30522
     assert rlm.tokenizer_.structure  # uncased WordPiece drops newlines: markers are on
     assert rlm.predict(texts[:2], num_samples=2).shape == (2, 1)
 

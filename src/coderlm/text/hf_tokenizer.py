@@ -27,6 +27,8 @@ from coderlm.text.bpe import TokenBatch
 NEWLINE, INDENT, TAB, ESCAPE = "¶", "»", "→", "§"
 MARKERS = {NEWLINE: "\n", INDENT: "    ", TAB: "\t"}
 SETTINGS_FILE = "tokenizer_settings.json"
+# layout_markers: "auto" marks layout only if the tokenizer loses it; "always" / "never"
+LAYOUT_MARKERS = {"auto": None, "always": True, "never": False}
 
 
 def mark_structure(text: str) -> str:
@@ -150,11 +152,3 @@ def _pad_id(folder: Path, backend: Tokenizer) -> int:
             if pad is not None and backend.token_to_id(pad) is not None:
                 return backend.token_to_id(pad)
     return 0
-
-
-def load_tokenizer(path: str | Path):
-    """The tokenizer saved at ``path``: a pretrained encoder's (settings file beside it) or a learned BPE."""
-    from coderlm.text.bpe import BPETokenizer
-
-    path = Path(path)
-    return PretrainedTokenizer.load(path) if (path.parent / SETTINGS_FILE).is_file() else BPETokenizer.load(path)

@@ -1,0 +1,98 @@
+"""Where a network is built: input tokenizer + options -> ``ModelConfig`` -> module.
+
+Used by ``RegressionLM.fit`` and by the regression-head baseline, so both read text the same way.
+The input tokenizer is a byte-level BPE learned on the training texts (the scratch encoder), or a
+pretrained encoder's own tokenizer; ``model_config`` fills in what the tokenizer and the output
+side decide (vocabulary sizes, context, padding id) around the user's options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from coderlm.model.config import ModelConfig
+from coderlm.model.hf_encoder import SCRATCH, encoder_facts, encoder_folder
+from coderlm.model.transfer import adapt_state
+from coderlm.model.transformer import EncoderDecoder
+from coderlm.options import OptionError
+from coderlm.text.bpe import PRETOKENIZERS, BPETokenizer
+from coderlm.text.hf_tokenizer import LAYOUT_MARKERS, PretrainedTokenizer
+
+# Older names: pretokenize="structure" / "plain" chose layout markers for a pretrained encoder's tokenizer.
+PRETOKENIZE_ALIASES = {"structure": "always", "plain": "never"}
+
+Tokenizer = BPETokenizer | PretrainedTokenizer
+
+
+def build_tokenizer(
+    texts: Sequence[str],
+    encoder: str = SCRATCH,
+    *,
+    vocab_size: int = 4096,
+    pretokenize: str = "code",
+    layout_markers: str = "auto",
+) -> Tokenizer:
+    """A BPE of ``vocab_size`` learned on ``texts`` (``pretokenize``: where merges stop), or, for a
+    pretrained ``encoder``, its own tokenizer (``layout_markers``: newline/indent markers)."""
+    layout = PRETOKENIZE_ALIASES.get(pretokenize, layout_markers)
+    if encoder == SCRATCH:
+        if pretokenize in PRETOKENIZE_ALIASES:
+            raise OptionError(
+                "pretokenize",
+                f"{pretokenize!r} is for pretrained encoders; a learned BPE takes one of {list(PRETOKENIZERS)}",
+            )
+        return BPETokenizer.train(texts, vocab_size, pretokenize=pretokenize)
+    if pretokenize not in ("code", *PRETOKENIZE_ALIASES):
+        raise OptionError(
+            "pretokenize",
+            f"{pretokenize!r} applies to a learned BPE; a pretrained encoder uses its own "
+            "tokenizer (set layout_markers instead)",
+        )
+    if layout not in LAYOUT_MARKERS:
+        raise OptionError("layout_markers", f"must be one of {list(LAYOUT_MARKERS)}, got {layout!r}")
+    return PretrainedTokenizer.from_folder(encoder_folder(encoder), LAYOUT_MARKERS[layout])
+
+
+def model_config(
+    tokenizer: Tokenizer, max_input_len: int, options: dict[str, Any], *, output_vocab_size: int, output_length: int
+) -> ModelConfig:
+    """The network's config: ``options`` (``ModelConfig`` fields a user sets) plus what the tokenizer and
+    the output side decide. A pretrained encoder brings its embedding table, its position limit and,
+    unless set, its width."""
+    options = dict(options)
+    derived = {"input_vocab_size": tokenizer.vocab_size, "max_input_len": max_input_len}
+    encoder = options.get("encoder", SCRATCH)
+    if encoder != SCRATCH:
+        facts = encoder_facts(encoder)
+        derived = {
+            "input_vocab_size": max(facts["vocab"], tokenizer.vocab_size),
+            "max_input_len": min(max_input_len, facts["max_positions"] or max_input_len),
+        }
+        options.setdefault("encoder_dim", facts["hidden"])
+    return ModelConfig(
+        output_vocab_size=output_vocab_size,
+        output_length=output_length,
+        pad_id=tokenizer.pad_id,
+        **derived,
+        **options,
+    )
+
+
+def build_network(
+    config: ModelConfig,
+    seed: int,
+    *,
+    encoder_config: dict | None = None,
+    init_state: dict[str, torch.Tensor] | None = None,
+    number_length: int = 1,
+) -> EncoderDecoder:
+    """A fresh encoder-decoder, its weights drawn with ``seed``; with ``init_state`` (fine-tuning), a
+    trained model's weights carried over (``number_length``: tokens per number, for the position table)."""
+    torch.manual_seed(seed)
+    network = EncoderDecoder(config, encoder_config)
+    if init_state is not None:
+        network.load_state_dict(adapt_state(init_state, number_length, config.output_length))
+    return network

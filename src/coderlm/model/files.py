@@ -1,0 +1,86 @@
+"""A saved model on disk: ``config.json`` + ``model.safetensors`` + ``tokenizer.json`` in one folder.
+
+``config.json`` holds the estimator's record (kind, options, objectives, number codec, fit
+report) and the network's config; a pretrained encoder adds its Hugging Face config (to rebuild
+it) and, when frozen (its weights are not saved), a hash of its weights, checked on load. Each
+file is written under a temporary name and renamed into place, ``config.json`` last: a folder
+with it is a complete model. Nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from safetensors.torch import load_file
+from safetensors.torch import save as safetensors_bytes
+
+from coderlm.atomic import write_atomic
+from coderlm.model.config import ModelConfig
+from coderlm.model.hf_encoder import PretrainedEncoder
+from coderlm.model.transformer import EncoderDecoder
+from coderlm.text import BPETokenizer, PretrainedTokenizer, load_tokenizer
+from coderlm.text.hf_tokenizer import SETTINGS_FILE
+
+CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+
+
+def save_tokenizer(folder: Path, tokenizer: BPETokenizer | PretrainedTokenizer) -> None:
+    """``tokenizer.json`` (a resumed run reads it back before any weights exist)."""
+    tokenizer.save(folder / TOKENIZER_FILE)
+    if isinstance(tokenizer, BPETokenizer):
+        (folder / SETTINGS_FILE).unlink(missing_ok=True)  # a pretrained tokenizer's settings, from an older save
+
+
+def network_record(network: EncoderDecoder) -> dict[str, Any]:
+    """What rebuilds ``network``: its config, and a pretrained encoder's config and weights' hash."""
+    record: dict[str, Any] = {"model": network.cfg.to_dict()}
+    encoder = network.encoder
+    if isinstance(encoder, PretrainedEncoder):
+        record["encoder_config"] = encoder.hf_config
+        if encoder.frozen:
+            record["encoder_weights_sha256"] = encoder.weights_hash()
+    return record
+
+
+def write_model(folder: Path, network: EncoderDecoder, record: dict[str, Any]) -> Path:
+    """The weights, then ``config.json`` holding ``record`` (JSON-ready, with ``network_record``'s keys)."""
+    state = {k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}
+    write_atomic(folder / WEIGHTS_FILE, safetensors_bytes(state))
+    write_atomic(folder / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
+    return folder
+
+
+def read_record(folder: Path, kind: str) -> dict[str, Any]:
+    """``config.json`` of a saved ``kind``; errors name the missing or bad file."""
+    for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder / name} is missing: not a saved coderlm model")
+    try:
+        record = json.loads((folder / CONFIG_FILE).read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{folder / CONFIG_FILE}: {exc}") from exc
+    if record.get("kind") != kind:
+        raise ValueError(f"{folder / CONFIG_FILE}: holds a {record.get('kind')!r}, not a {kind}")
+    return record
+
+
+def read_network(folder: Path, record: dict[str, Any], device: str) -> EncoderDecoder:
+    """The network of a saved model, weights loaded, in eval mode on ``device``."""
+    try:
+        network = EncoderDecoder(ModelConfig.from_dict(record["model"]), record.get("encoder_config"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{folder / CONFIG_FILE}: {exc}") from exc
+    network.load_state_dict(load_file(str(folder / WEIGHTS_FILE)))
+    expected = record.get("encoder_weights_sha256")
+    if expected is not None and network.encoder.weights_hash() != expected:
+        raise ValueError(
+            f"{folder}: the frozen encoder {network.cfg.encoder!r} is not the one this model was "
+            "trained on (its weights changed); restore that encoder"
+        )
+    return network.to(device).eval()
+
+
+def read_tokenizer(folder: Path) -> BPETokenizer | PretrainedTokenizer:
+    return load_tokenizer(folder / TOKENIZER_FILE)

@@ -1,0 +1,148 @@
+"""Training rows -> tensors, apart from any model weights: inputs checked, missing targets handled,
+targets spelled as number tokens with a loss weight per token, inputs tokenized, and, with a
+frozen pretrained encoder, its states computed once and cached.
+
+``missing`` decides what a missing target (None or NaN) means, with the same names as the
+dataset reader and the command line (``coderlm.data.MISSING_POLICIES``): ``"error"`` (it is an
+error, unless specials has ``"nan"``), ``"skip"`` (drop the row), ``"mask"`` (keep the row, leave
+that objective out of the loss) or ``"special"`` (learn it as the ``<NaN>`` token).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from coderlm.data.checks import check_targets, check_texts
+from coderlm.data.schema import MISSING_POLICIES
+from coderlm.model.hf_encoder import PretrainedEncoder
+from coderlm.model.transformer import EncoderDecoder
+from coderlm.numbers.codec import NumberCodec
+from coderlm.options import OptionError
+from coderlm.text.bpe import TokenBatch
+from coderlm.training.batches import CachedTensors, TokenTensors
+from coderlm.training.config import TrainConfig
+from coderlm.training.encoder_cache import EncoderCache
+
+log = logging.getLogger("coderlm")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rows:
+    """Checked training (or validation) rows: texts, float64 targets (n, k), task labels or None."""
+
+    texts: list[str]
+    values: np.ndarray
+    tasks: list[str] | None
+    skipped: int = 0  # rows dropped by missing="skip"
+
+    @property
+    def num_objectives(self) -> int:
+        return self.values.shape[1]
+
+
+def check_rows(
+    texts: Sequence[str],
+    targets,
+    tasks: Sequence[str] | None = None,
+    *,
+    missing: str = "error",
+    specials: Sequence[str] = (),
+    num_objectives: int | None = None,
+    what: str = "",
+) -> Rows:
+    """Validate texts, targets (n floats, or n lists of k) and tasks; apply ``missing``.
+    ``what`` names the rows in errors (``"validation "``)."""
+    if missing not in MISSING_POLICIES:
+        raise OptionError("missing", f"must be one of {list(MISSING_POLICIES)}, got {missing!r}")
+    texts = check_texts(texts)
+    values = check_targets(targets, len(texts), num_objectives, specials, allow_nan=missing in ("mask", "skip"))
+    if tasks is not None and len(tasks) != len(texts):
+        raise ValueError(f"got {len(tasks)} {what}task labels for {len(texts)} {what}texts")
+    tasks = list(tasks) if tasks is not None else None
+    if missing != "skip":
+        return Rows(texts, values, tasks)
+    keep = np.flatnonzero(~np.isnan(values).any(axis=1))
+    if len(keep) == 0:
+        raise ValueError(f"no {what}rows left after skipping {len(texts)} with missing targets")
+    pick = keep.tolist()
+    return Rows(
+        [texts[i] for i in pick], values[keep], [tasks[i] for i in pick] if tasks else None, len(texts) - len(keep)
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetTokens:
+    """Targets spelled by a codec: token ids (n, k * L) and a loss weight per token (0 = missing)."""
+
+    ids: np.ndarray
+    weights: np.ndarray
+    overflow: int  # targets clamped to the format's largest magnitude
+    underflow: int  # nonzero targets flushed to zero
+
+
+def encode_targets(codec: NumberCodec, values: np.ndarray, missing: str) -> TargetTokens:
+    """Spell ``values`` (n, k); with ``missing="mask"``, NaN targets get zero weight."""
+    present = ~np.isnan(values) if missing == "mask" else np.ones(values.shape, bool)
+    if missing == "mask" and not present.any(axis=0).all():
+        empty = [j for j in range(values.shape[1]) if not present[:, j].any()]
+        raise ValueError(f"objective(s) {empty} have no value in any row")
+    encoded = codec.encode(np.where(present, values, 0.0))
+    if encoded.overflow or encoded.underflow:
+        log.warning(
+            "%d target(s) above the format's largest magnitude were clamped to it; "
+            "%d nonzero target(s) below its smallest were flushed to zero",
+            encoded.overflow,
+            encoded.underflow,
+        )
+    weights = np.repeat(present, codec.length, axis=1).astype(np.float32)
+    return TargetTokens(encoded.ids, weights, encoded.overflow, encoded.underflow)
+
+
+class TensorMaker:
+    """``make(tokens, targets)`` -> training tensors on ``device``. With training option ``encoder_cache``
+    they hold a frozen pretrained encoder's states, computed once per input (in memory, or on disk in
+    ``cache_dir`` / the run folder); ``report`` gets ``encoder_cache: {computed, seconds}``."""
+
+    def __init__(
+        self,
+        network: EncoderDecoder,
+        config: TrainConfig,
+        run_dir: Path | None,
+        input_len: int,
+        device: torch.device,
+        report: dict,
+    ) -> None:
+        self.input_len, self.device, self.report = input_len, device, report
+        self.cache = None
+        if config.encoder_cache == "off":
+            return
+        encoder = network.encoder
+        if not isinstance(encoder, PretrainedEncoder) or not encoder.frozen:
+            raise OptionError(
+                "encoder_cache",
+                "needs a frozen pretrained encoder (model option encoder=minilm or a folder, train_encoder off)",
+            )
+        folder = None
+        if config.encoder_cache == "disk":
+            if not config.cache_dir and run_dir is None:
+                raise OptionError("encoder_cache", "'disk' needs cache_dir or a run folder")
+            folder = Path(config.cache_dir) if config.cache_dir else run_dir / "encoder_cache"
+        self.cache = EncoderCache(encoder.to(device), config.cache_dtype, folder, device=device)
+        report.setdefault("encoder_cache", {"computed": 0, "seconds": 0.0})
+
+    def __call__(self, tokens: TokenBatch, targets: TargetTokens) -> TokenTensors:
+        if self.cache is None:
+            return TokenTensors(tokens, targets.ids, targets.weights, self.device)
+        began = time.perf_counter()
+        states = self.cache.states(tokens, self.input_len)
+        entry = self.report["encoder_cache"]
+        entry["computed"] += self.cache.computed
+        entry["seconds"] = round(entry["seconds"] + time.perf_counter() - began, 3)
+        return CachedTensors(tokens, states, targets.ids, targets.weights, self.device)

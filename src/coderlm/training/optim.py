@@ -1,0 +1,34 @@
+"""Optimizers and the learning-rate schedule: AdamW or Adafactor, linear warm-up then cosine decay."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from coderlm.training.config import TrainConfig
+
+
+def warmup_cosine(steps: int, warmup_fraction: float) -> Callable[[int], float]:
+    """Learning-rate multiplier: 0 -> 1 linearly over the warm-up, then cosine to 0."""
+    warmup = int(steps * warmup_fraction)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = (step - warmup) / max(1, steps - warmup)
+        return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+    return factor
+
+
+def build_optimizer(params: list[nn.Parameter], config: TrainConfig) -> torch.optim.Optimizer:
+    if config.optimizer == "adafactor":
+        return torch.optim.Adafactor(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+    return torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+
+
+def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig) -> torch.optim.lr_scheduler.LambdaLR:
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(config.steps, config.warmup_fraction))
