@@ -68,8 +68,8 @@ def split(n: int, train: int = 2000, test: int = 1000, val: int = 200) -> dict[s
 
 def onnx_texts(args: argparse.Namespace, cells: list[str], used: np.ndarray) -> tuple[dict[str, str], dict, float]:
     """ONNX text and FLOPs by cell for the cells in ``used``, collecting the missing ones with --collect."""
-    from coderlm.collect.nas import BUILDER
-    from coderlm.collect.nas_collect import collect_nas, done_cells
+    from coderlm.collect.nets.collect import collect_nas, done_cells
+    from coderlm.collect.nets.nb201 import BUILDER
     from coderlm.data import read_dataset
 
     wanted = [cells[i] for i in used]

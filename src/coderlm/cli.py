@@ -291,7 +291,7 @@ def add_collect(sub: argparse._SubParsersAction) -> None:
 
 
 def run_collect_nas(args: argparse.Namespace) -> int:
-    from coderlm.collect.nas_collect import collect_nas
+    from coderlm.collect.nets.collect import collect_nas
 
     cells = None
     if args.cells:

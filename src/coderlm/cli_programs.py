@@ -9,8 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
-from coderlm.collect.corpora import CORPORA
-from coderlm.collect.programs import TEXT_MODES
+from coderlm.collect.programs.collect import TEXT_MODES
+from coderlm.collect.programs.corpora import CORPORA
 
 EXTENSIONS = {
     ".py": "python",
@@ -59,7 +59,7 @@ def add_profile(sub: argparse._SubParsersAction) -> None:
 
 
 def run_profile(args: argparse.Namespace) -> int:
-    from coderlm.collect.runners import get_runner, load_runners, profile_program
+    from coderlm.collect.programs.runners import get_runner, load_runners, profile_program
 
     path = Path(args.file)
     if not path.is_file():
@@ -77,7 +77,7 @@ def run_profile(args: argparse.Namespace) -> int:
         raise ValueError("--tests is for Python programs only")
     options = {"repeats": args.repeats, "warmups": args.warmups, "timeout_s": args.timeout}
     if language == "python":
-        from coderlm.collect.python import profile_python
+        from coderlm.collect.programs.python_profiler import profile_python
 
         code, tests = path.read_text(), ""
         if args.tests:
@@ -130,7 +130,7 @@ def add_collect_programs(kinds: argparse._SubParsersAction) -> None:
 
 
 def run_collect_programs(args: argparse.Namespace) -> int:
-    from coderlm.collect.programs import Protocol, collect_programs
+    from coderlm.collect.programs.collect import Protocol, collect_programs
 
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")

@@ -84,7 +84,7 @@ class QuickstartConfig:
 
 def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
     """Run every stage; returns the evaluation metrics, the example prediction and stage timings."""
-    from coderlm.collect.nas_collect import collect_nas
+    from coderlm.collect.nets.collect import collect_nas
     from coderlm.data import split_dataset
     from coderlm.workflows import evaluate_run, train_run
 
@@ -164,11 +164,11 @@ def predict_new_network(config: QuickstartConfig, dataset: Path, model_dir: Path
     """Export a cell not in ``dataset`` to ``path``, predict it from the file, then measure it."""
     import torch
 
-    from coderlm.collect.latency import measure_latency
-    from coderlm.collect.nas import build_network
-    from coderlm.collect.nas_collect import done_cells, sample_cells
-    from coderlm.collect.onnx_cost import graph_cost
-    from coderlm.collect.onnx_export import export_onnx, load_onnx, save_onnx
+    from coderlm.collect.nets.collect import done_cells, sample_cells
+    from coderlm.collect.nets.latency import measure_latency
+    from coderlm.collect.nets.nb201 import build_network
+    from coderlm.collect.nets.onnx_cost import graph_cost
+    from coderlm.collect.nets.onnx_export import export_onnx, load_onnx, save_onnx
     from coderlm.estimator import RegressionLM
     from coderlm.workflows import predict_records, read_inputs
 

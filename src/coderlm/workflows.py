@@ -122,8 +122,8 @@ def read_inputs(paths: Sequence[str], onnx_style: str = "compact") -> list[tuple
             dataset = read_dataset(path)
             inputs.extend((f"{path}:{i + 1}", example.text) for i, example in enumerate(dataset))
         elif suffix == ".onnx":
-            from coderlm.collect.onnx_export import load_onnx
-            from coderlm.collect.onnx_text import onnx_to_text
+            from coderlm.collect.nets.onnx_export import load_onnx
+            from coderlm.collect.nets.onnx_text import onnx_to_text
 
             model = load_onnx(path)  # its errors name the file
             try:

@@ -1,9 +1,11 @@
-"""Reading and writing datasets: JSONL and Parquet round trips, accepted Parquet layouts, atomic writes."""
+"""Reading and writing datasets: JSONL and Parquet round trips, accepted Parquet layouts, atomic writes;
+resumable JSON Lines (torn lines cut, rows read with their line numbers, rows appended durably)."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from coderlm.data import Dataset, DatasetError, Example, iter_examples, read_dataset, write_dataset
+from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
 
 ROWS = [
     '{"text": "def f(): pass", "targets": {"latency": 1.5, "memory": null}, "task": "cpu", "group": "p1",'
@@ -163,3 +166,67 @@ def test_write_rejects_empty_unknown_suffix_and_non_examples(tmp_path: Path) -> 
     with pytest.raises(DatasetError, match="item 0 is dict, expected Example"):
         write_dataset(tmp_path / "x.jsonl", [{"text": "a", "targets": {}}])
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------- resumable JSON Lines
+def test_cut_torn_line_cuts_only_a_half_written_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    assert not cut_torn_line(path)  # missing: nothing to do, nothing created
+    assert not path.exists()
+    path.write_bytes(b"")
+    assert not cut_torn_line(path) and path.read_bytes() == b""
+    path.write_bytes(b'{"a": 1}\n\n{"a": 2}\n')
+    assert not cut_torn_line(path) and path.read_bytes() == b'{"a": 1}\n\n{"a": 2}\n'
+    path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": 3, "b": "hal')
+    assert cut_torn_line(path)
+    assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n'
+    path.write_bytes(b'{"only": "torn')  # no complete line at all
+    assert cut_torn_line(path) and path.read_bytes() == b""
+    long_tail = b'{"a": 1}\n' + b"x" * 200_000  # a torn line longer than one read
+    path.write_bytes(long_tail)
+    assert cut_torn_line(path) and path.read_bytes() == b'{"a": 1}\n'
+
+
+def test_read_rows_numbers_lines_from_one_and_skips_blanks(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n   \n{"a": NaN}\r\n[1, 2]\n')
+    rows = list(read_rows(path))
+    assert [number for number, _ in rows] == [1, 4, 5]
+    assert rows[0][1] == {"a": 1} and math.isnan(rows[1][1]["a"]) and rows[2][1] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"a": 1}\n{"a": \n', r":2: not JSON \(Expecting value at column 7\)$"),
+        (b'{"a": 1}\n\n{"a": "\xff"}\n', r":3: not UTF-8 \(invalid start byte at byte 7\)$"),
+        (b'{"a": 1}\n{"a": 2', r":2: not JSON"),  # a torn last line read without cutting it
+    ],
+)
+def test_read_rows_names_file_and_line_of_a_bad_line(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(content)
+    rows = read_rows(path)
+    assert next(rows) == (1, {"a": 1})  # rows before the bad one arrive first
+    with pytest.raises(ValueError, match=re.escape(str(path)) + message):
+        next(rows)
+
+
+def test_appended_rows_are_on_disk_after_each_write_and_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    first = {"text": "ünï", "targets": {"y": 1.5}}
+    with JsonlAppender(path) as rows:
+        rows.write(first)
+        assert path.read_bytes() == json.dumps(first).encode("ascii") + b"\n"  # on disk already, ASCII
+        rows.write({"y": math.nan})
+    with open(path, "a") as f:  # a kill in the middle of the next row
+        f.write('{"y": 3')
+    assert cut_torn_line(path)
+    with JsonlAppender(path) as rows:  # resume: append after what is there
+        rows.write([3])
+    read = list(read_rows(path))
+    assert [number for number, _ in read] == [1, 2, 3]
+    assert read[0][1] == first and math.isnan(read[1][1]["y"]) and read[2][1] == [3]
+    appender = JsonlAppender(path)
+    with pytest.raises(ValueError, match="outside its 'with' block"):
+        appender.write({})

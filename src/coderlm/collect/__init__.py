@@ -1,11 +1,10 @@
-"""Collect neural networks as text and measure them.
+"""Collect code with its measured cost: one subpackage per family of code.
 
-Modules (import each one directly; the heavy optional dependencies ``onnx``,
-``onnxruntime`` and ``onnxscript`` load only inside the modules that need them):
+- ``coderlm.collect.nets``: neural networks as text (NAS-Bench-201 cells -> PyTorch -> ONNX ->
+  canonical text), labelled with exact FLOPs and parameters from the graph and CPU latency.
+- ``coderlm.collect.programs``: programs run in a sandbox (MBXP, MathQA-Python, HumanEval, in any
+  language a runner table describes), labelled with peak memory and runtime.
 
-- ``coderlm.collect.nas``: NAS-Bench-201 cell strings and the network builder (PyTorch only).
-- ``coderlm.collect.onnx_export``: ``nn.Module`` -> ``onnx.ModelProto``; reading ``.onnx`` files.
-- ``coderlm.collect.onnx_text``: ``onnx.ModelProto`` -> compact, canonical text (docs/onnx_text.md).
-- ``coderlm.collect.onnx_cost``: exact multiply-accumulates and parameters from the ONNX graph.
-- ``coderlm.collect.latency``: CPU latency with onnxruntime.
+A third family, ``coderlm.collect.kernels``, will come. Nothing is re-exported here: import each
+module directly, so an optional dependency loads only where it is used.
 """

@@ -18,6 +18,11 @@ column       Arrow type                  content
 Read: ``targets`` and ``meta`` may be map, struct or JSON-string columns; ``task``, ``group`` and ``meta``
 may be left out; a null cell means absent. So JSONL -> Parquet -> JSONL keeps every row as it was.
 Writes are atomic: a temporary file in the same folder, then ``os.replace``.
+
+Resumable JSON Lines (the collectors' datasets and logs), grown one row at a time so a kill loses at
+most the row being written: ``cut_torn_line`` removes a half-written last line, ``read_rows`` reads
+the rows already there (errors name ``FILE:LINE``), and ``JsonlAppender`` appends rows, each one
+flushed and fsynced before ``write`` returns.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -203,3 +208,83 @@ def _write_parquet(file: IO[bytes], examples: list[Example], path: Path) -> None
                 writer.write_table(pa.Table.from_pydict(columns, schema=PARQUET_SCHEMA))
             except (pa.ArrowException, UnicodeEncodeError) as exc:
                 raise DatasetError(path, f"cannot write rows {start + 1}-{start + len(chunk)}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------- resumable JSON Lines
+def cut_torn_line(path: str | os.PathLike) -> bool:
+    """Cut a half-written last line (an append interrupted by a kill) off ``path``; True when it cut something.
+
+    A missing file, an empty one and one ending in a newline are left untouched.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return False
+    with open(path, "rb") as file:
+        end = file.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:
+            start = max(0, position - 65536)
+            file.seek(start)
+            chunk = file.read(position - start)
+            if position == end and chunk.endswith(b"\n"):
+                return False
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                position = start + newline + 1
+                break
+            position = start
+    if position == end:  # an empty file
+        return False
+    with open(path, "r+b") as file:
+        file.truncate(position)
+    return True
+
+
+def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """``(line number, JSON value)`` for every non-blank line of ``path``, counting from 1, one at a time.
+
+    Raises ValueError ``FILE:LINE: ...`` for a line that is not UTF-8 or not JSON (a torn last line
+    included: ``cut_torn_line`` first where one may be).
+    """
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})") from None
+            yield number, value
+
+
+class JsonlAppender:
+    """Appends rows to a JSON Lines file (created if missing), one line per row, flushed and fsynced.
+
+    ``with JsonlAppender(path) as rows: rows.write({"text": ...})``. Each row is ``json.dumps(row)``
+    (ASCII, ``NaN`` as is) and a newline; when ``write`` returns, the row is on disk.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._file: TextIO | None = None
+
+    def __enter__(self) -> JsonlAppender:
+        self._file = open(self.path, "a", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def write(self, row: Any) -> None:
+        """Append ``row`` as one line and make it durable."""
+        if self._file is None:
+            raise ValueError(f"{self.path}: JsonlAppender.write outside its 'with' block")
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())

@@ -12,10 +12,10 @@ and 4C channels separated by residual reduction blocks, then BN-ReLU, global ave
 pooling and a linear classifier. The cell output is node 3.
 
 Sizes (C=16, 5 cells per stage, 10 classes, input 1x3x32x32), as hand counts that the
-tests check (parameters: tests/collect/test_nas.py; MACs: test_onnx_cost.py): every edge
+tests check (parameters: tests/collect/nets/test_nb201.py; MACs: test_onnx_cost.py): every edge
 ``nor_conv_3x3`` -> 1,531,546 parameters and 220,119,680 MACs; every edge ``none``,
 ``skip_connect`` or ``avg_pool_3x3`` -> 73,306 parameters (``skip_connect``: 7,783,040
-MACs, measured with ``coderlm.collect.onnx_cost``). These are the published NAS-Bench-201
+MACs, measured with ``coderlm.collect.nets.onnx_cost``). These are the published NAS-Bench-201
 extremes: ~1.53 M and ~0.07 M parameters, ~220 M and 7.78 M "FLOPs" (NAS-Bench-201's
 FLOPs are multiply-accumulates).
 

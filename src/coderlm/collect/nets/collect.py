@@ -26,16 +26,18 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
-import os
 from collections.abc import Iterator, Sequence
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from tqdm.auto import tqdm
 
-from coderlm.collect.nas import BUILDER
+from coderlm.collect.nets.nb201 import BUILDER, all_cells, build_network, parse_cell
+from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
+from coderlm.options import OptionError
 
 LABELS = ("flops", "macs", "params", "latency_cpu")
 
@@ -60,26 +62,22 @@ class CollectReport:
 
 def sample_cells(count: int | None, seed: int = 0) -> list[str]:
     """``count`` distinct NB201 cell strings in a seeded random order (all 15,625 when None)."""
-    from coderlm.collect.nas import all_cells
-
     cells = all_cells()
     order = np.random.default_rng(seed).permutation(len(cells))
     chosen = [cells[i] for i in order]
     if count is not None:
         if not 1 <= count <= len(cells):
-            raise ValueError(f"--count must be in 1..{len(cells)}, got {count}")
+            raise OptionError("count", f"must be in 1..{len(cells)}, got {count}")
         chosen = chosen[:count]
     return chosen
 
 
 def collect_one(job: NasJob) -> dict[str, Any]:
     """Build, export, serialize and label one network; a row in the dataset format."""
-    import torch
-
-    from coderlm.collect.nas import build_network
-    from coderlm.collect.onnx_cost import graph_cost
-    from coderlm.collect.onnx_export import export_onnx
-    from coderlm.collect.onnx_text import onnx_to_text
+    # onnx and onnxscript load here, in the process that exports, not in a parent that only writes rows
+    from coderlm.collect.nets.onnx_cost import graph_cost
+    from coderlm.collect.nets.onnx_export import export_onnx
+    from coderlm.collect.nets.onnx_text import onnx_to_text
 
     torch.manual_seed(0)  # weights never reach the text; fixed anyway for reproducible latency inputs
     network = build_network(job.cell, cells_per_stage=job.cells_per_stage)
@@ -89,7 +87,7 @@ def collect_one(job: NasJob) -> dict[str, Any]:
         cost = graph_cost(model)
         targets |= {name: float(cost[name]) for name in ("flops", "macs", "params") if name in job.labels}
     if "latency_cpu" in job.labels:
-        from coderlm.collect.latency import measure_latency
+        from coderlm.collect.nets.latency import measure_latency  # onnxruntime: only with this label
 
         result = measure_latency(model, batch_size=job.batch_size, threads=job.latency_threads)
         targets["latency_cpu"] = float(result["median_ms"])
@@ -132,27 +130,21 @@ def done_cells(path: Path, settings: dict[str, Any] | None = None) -> set[str]:
     line; rows without ``builder`` are revision 1, without ``text_style`` are ``compact``."""
     if not path.is_file():
         return set()
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        with open(path, "r+b") as f:
-            f.truncate(cut)
-        data = data[:cut]
+    cut_torn_line(path)
     cells = set()
-    for number, line in enumerate(data.decode().splitlines(), start=1):
-        if line.strip():
-            try:
-                meta = json.loads(line)["meta"]
-                cells.add(meta["cell"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{number}: not a row written by the NAS collector ({exc})") from exc
-            found = {"builder": 1, "text_style": "compact"} | meta
-            for key, wanted in (settings or {}).items():
-                if found.get(key) != wanted:
-                    raise ValueError(
-                        f"{path}:{number}: collected with {key}={found.get(key)!r}, this run asks for {wanted!r}; "
-                        "collect into another --out (one dataset holds one kind of text)"
-                    )
+    for number, row in read_rows(path):
+        try:
+            meta = row["meta"]
+            cells.add(meta["cell"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a row written by the NAS collector ({exc})") from exc
+        found = {"builder": 1, "text_style": "compact"} | meta
+        for key, wanted in (settings or {}).items():
+            if found.get(key) != wanted:
+                raise ValueError(
+                    f"{path}:{number}: collected with {key}={found.get(key)!r}, this run asks for {wanted!r}; "
+                    "collect into another out (one dataset holds one kind of text)"
+                )
     return cells
 
 
@@ -178,7 +170,7 @@ def collect_nas(
     if unknown:
         raise ValueError(f"unknown label(s) {unknown}; known: {list(LABELS)}")
     if workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {workers}")
+        raise OptionError("workers", f"must be >= 1, got {workers}")
     joined = read_join_csv(join_csv) if join_csv is not None else None
     out = Path(out)
     if out.suffix != ".jsonl":  # a folder: the dataset goes inside it
@@ -186,8 +178,6 @@ def collect_nas(
     if cells is None:
         cells = sample_cells(count, seed)
     else:
-        from coderlm.collect.nas import parse_cell
-
         for cell in cells:
             parse_cell(cell)
         cells = list(dict.fromkeys(cells))
@@ -197,17 +187,13 @@ def collect_nas(
     out.parent.mkdir(parents=True, exist_ok=True)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="collect nb201", unit="net")
     collected = 0
-    with open(out, "a") as f:
+    with JsonlAppender(out) as rows:
         for row in _run(jobs, workers):
             if joined is not None:
                 row["targets"] |= joined.get(row["meta"]["cell"], {})
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+            rows.write(row)
             collected += 1
             if bar is not None:
                 bar.update(1)
@@ -218,8 +204,6 @@ def collect_nas(
 
 def _run(jobs: list[NasJob], workers: int) -> Iterator[dict[str, Any]]:
     """Rows in job order; each export runs on one torch thread (the caller's setting is restored)."""
-    import torch
-
     if workers == 1 or len(jobs) <= 1:
         before = torch.get_num_threads()
         torch.set_num_threads(1)

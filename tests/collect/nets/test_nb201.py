@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from coderlm.collect.nas import EDGES, OPS, all_cells, build_network, format_cell, parse_cell
+from coderlm.collect.nets.nb201 import EDGES, OPS, all_cells, build_network, format_cell, parse_cell
 
 CELL = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|"
 

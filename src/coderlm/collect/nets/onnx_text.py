@@ -26,12 +26,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import onnx
+import onnx
 
 MAX_LITERAL = 8  # integer constants with at most this many elements are shown by value
 _ALL_ONES = ("strides", "dilations")
@@ -53,8 +50,6 @@ def infer_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, tuple[int | str
 
     ``shape`` is None when unknown; a dimension is an int, a symbolic name or None.
     """
-    import onnx
-
     graph = model.graph
     try:
         inferred = onnx.shape_inference.infer_shapes(_without_large_weights(model), strict_mode=False, data_prop=True)
@@ -77,8 +72,6 @@ def infer_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, tuple[int | str
 
 def _without_large_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` whose initializers of more than 64 elements are typed graph inputs (no data)."""
-    import onnx
-
     g = model.graph
     slim = onnx.ModelProto(ir_version=model.ir_version, opset_import=model.opset_import, functions=model.functions)
     slim.graph.name = g.name
@@ -101,8 +94,6 @@ def _size(tensor: onnx.TensorProto) -> int:
 
 def _constant_node_value(node: onnx.NodeProto) -> onnx.TensorProto | None:
     """The tensor a ``Constant`` node produces, or None for other nodes (and sparse constants)."""
-    import onnx
-
     if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or len(node.attribute) != 1:
         return None
     attr = node.attribute[0]
@@ -131,8 +122,6 @@ def format_number(value: float | int) -> str:
 
 
 def _dtype(elem_type: int) -> str:
-    import onnx
-
     name = onnx.helper.tensor_dtype_to_np_dtype(elem_type).name if elem_type else "undefined"
     return {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}.get(
         name, name.replace("int", "i").replace("ui", "u")
@@ -144,8 +133,6 @@ def _shape(dims: Iterable[int | str | None]) -> str:
 
 
 def _attribute(attr: onnx.AttributeProto) -> str:
-    import onnx
-
     value = onnx.helper.get_attribute_value(attr)
     if attr.type == onnx.AttributeProto.TENSOR:
         array = onnx.numpy_helper.to_array(value)
@@ -163,8 +150,6 @@ def _attribute(attr: onnx.AttributeProto) -> str:
 
 
 def _is_default(node: onnx.NodeProto, attr: onnx.AttributeProto, opset: int, weight_dims: tuple | None) -> bool:
-    import onnx
-
     value = onnx.helper.get_attribute_value(attr)
     if attr.name == "kernel_shape" and node.op_type in ("Conv", "ConvTranspose") and weight_dims is not None:
         return tuple(value) == tuple(weight_dims[2:])
@@ -233,8 +218,6 @@ class _Writer:
     """Canonical names and line formatting for one graph."""
 
     def __init__(self, model: onnx.ModelProto, minimal: bool, allow_missing_shapes: bool) -> None:
-        import onnx
-
         self.graph, self.minimal, self.allow_missing = model.graph, minimal, allow_missing_shapes
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
         self.types = infer_shapes(model)
@@ -270,8 +253,6 @@ class _Writer:
 
     def use(self, name: str) -> str:
         """An input reference: a name, a literal, or a weight's first use with its shape."""
-        import onnx
-
         if not name:
             return "_"
         if name in self.names:
@@ -324,8 +305,6 @@ _DATA_FIELDS = ("raw_data", "float_data", "int32_data", "int64_data", "double_da
 
 def _onnx_printer_text(model: onnx.ModelProto) -> str:
     """``onnx.printer.to_text`` of a copy of ``model`` whose initializers keep name, type and shape only."""
-    import onnx
-
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     for init in copy.graph.initializer:

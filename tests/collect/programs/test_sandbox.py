@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from coderlm.collect.sandbox import Limits, Sandbox, isolation
+from coderlm.collect.programs.sandbox import Limits, Sandbox, isolation
 
 PYTHON = ["python3", "-I", "-S", "-B", "main.py"]
 pytestmark = pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")

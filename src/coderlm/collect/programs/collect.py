@@ -18,16 +18,16 @@
 =========================  ==============================================================
 
 Targets: for Python, ``peak_memory_bytes`` is the tests' dynamic heap peak (tracemalloc) and
-``runtime_s`` the median in-process time of the tests (``coderlm.collect.python``); for other
-languages, the median peak RSS and wall time of the whole run step (``coderlm.collect.runners``,
-CodeNet's convention); subtract ``meta.baseline_*`` for figures net of the runtime.
+``runtime_s`` the median in-process time of the tests (``python_profiler``); for other languages,
+the median peak RSS and wall time of the whole run step (``runners``, CodeNet's convention);
+subtract ``meta.baseline_*`` for figures net of the runtime.
 
 Programs run in a pool of ``workers`` processes (default: the number of cores). Lines are
-appended, flushed and fsynced one at a time; a rerun skips every key already in the runs log
-(a half-written last line, from a kill, is cut off first), and refuses a dataset whose rows were
-written with another text mode or rule (one dataset holds one kind of text). Concurrent workers
-share the CPU, so ``workers > 1`` adds timing noise; the ``twice`` option measures it
-(``meta.reruns``).
+appended, flushed and fsynced one at a time (``coderlm.data.io.JsonlAppender``); a rerun skips
+every key already in the runs log (a half-written last line, from a kill, is cut off first), and
+refuses a dataset whose rows were written with another text mode or rule (one dataset holds one
+kind of text). Concurrent workers share the CPU, so ``workers > 1`` adds timing noise; the
+``twice`` option measures it (``meta.reruns``).
 """
 
 from __future__ import annotations
@@ -43,9 +43,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from coderlm.collect.corpora import ProgramJob, load_jobs
-from coderlm.collect.runners import baseline, get_runner, load_runners, profile_program
-from coderlm.collect.sandbox import isolation
+from tqdm.auto import tqdm
+
+from coderlm.collect.programs.corpora import ProgramJob, load_jobs
+from coderlm.collect.programs.python_profiler import profile_python_passes
+from coderlm.collect.programs.runners import baseline, get_runner, load_runners, profile_program
+from coderlm.collect.programs.sandbox import isolation
+from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
+from coderlm.options import OptionError
 
 TEXT_MODES = ("problem+code", "code", "problem+code+tests")
 TEXT_REVISION = 2  # 1: the description was prepended even where the code already stated it
@@ -86,19 +91,19 @@ def collect_programs(
 ) -> CollectReport:
     """Profile the programs of ``corpus`` in ``languages`` into the folder ``out``, resuming what is there."""
     if text not in TEXT_MODES:
-        raise ValueError(f"--text must be one of {', '.join(TEXT_MODES)}, got {text!r}")
+        raise OptionError("text", f"must be one of {', '.join(TEXT_MODES)}, got {text!r}")
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {workers}")
+        raise OptionError("workers", f"must be >= 1, got {workers}")
     runners = load_runners(runners_file)
     for language in languages:
         get_runner(language, runners)
     out = Path(out)
     if out.suffix == ".jsonl":
-        raise ValueError(f"--out is a folder (it gets {corpus}.jsonl and logs), got {out}")
+        raise OptionError("out", f"is a folder (it gets {corpus}.jsonl and logs), got {out}")
     out.mkdir(parents=True, exist_ok=True)
     dataset, log = out / f"{corpus}.jsonl", out / f"{corpus}.runs.jsonl"
-    _truncate_partial(dataset)
+    cut_torn_line(dataset)
     _check_text(dataset, text)
     skipped = {}
     for language in languages:
@@ -113,20 +118,16 @@ def collect_programs(
     todo = [job for job in jobs if job.key not in done]
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=f"collect {corpus}", unit="prog")
     start, tried, passed = time.perf_counter(), 0, 0
     tasks = [(job, runners[job.language], protocol) for job in todo]
     try:
-        with open(dataset, "a") as data_file, open(log, "a") as log_file:
+        with JsonlAppender(dataset) as data_file, JsonlAppender(log) as log_file:
             for job, record in _run(tasks, workers):
                 if record["status"] == "passed":
-                    row = _row(job, record, text, baselines.get(job.language, {}))
-                    _append(data_file, row)
+                    data_file.write(_row(job, record, text, baselines.get(job.language, {})))
                     passed += 1
-                _append(
-                    log_file,
+                log_file.write(
                     {
                         "key": job.key,
                         "language": job.language,
@@ -150,8 +151,6 @@ def profile_job(task: tuple[ProgramJob, Any, Protocol]) -> tuple[ProgramJob, dic
     job, runner, protocol = task
     try:
         if job.language == "python":
-            from coderlm.collect.python import profile_python_passes
-
             record = profile_python_passes(
                 job.code,
                 job.tests,
@@ -213,26 +212,23 @@ def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any
 
 
 def _check_text(path: Path, text: str) -> None:
-    """Refuse to resume ``path`` if a row in it was written another way: another ``--text`` mode or,
+    """Refuse to resume ``path`` if a row in it was written another way: another ``text`` mode or,
     where the text holds the problem, another description rule. Rows without these keys predate
     them: ``problem+code``, revision 1."""
     if not path.is_file():
         return
-    with open(path) as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                meta = json.loads(line)["meta"]
-                found, revision = meta.get("text", "problem+code"), meta.get("text_revision", 1)
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise ValueError(f"{path}:{number}: not a row written by the program collector ({exc})") from exc
-            if found != text or (text != "code" and revision != TEXT_REVISION):
-                raise ValueError(
-                    f"{path}:{number}: written with --text {found} (text revision {revision}), this run writes "
-                    f"--text {text} (revision {TEXT_REVISION}); collect into another --out (one dataset holds one "
-                    "kind of text)"
-                )
+    for number, row in read_rows(path):
+        try:
+            meta = row["meta"]
+            found, revision = meta.get("text", "problem+code"), meta.get("text_revision", 1)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}:{number}: not a row written by the program collector ({exc})") from exc
+        if found != text or (text != "code" and revision != TEXT_REVISION):
+            raise ValueError(
+                f"{path}:{number}: written with text={found!r} (text revision {revision}), this run writes "
+                f"text={text!r} (revision {TEXT_REVISION}); collect into another out (one dataset holds one "
+                "kind of text)"
+            )
 
 
 def _baselines(path: Path, languages: Sequence[str], runners: dict, protocol: Protocol) -> dict[str, Any]:
@@ -244,32 +240,17 @@ def _baselines(path: Path, languages: Sequence[str], runners: dict, protocol: Pr
     return known
 
 
-def _append(f, row: dict[str, Any]) -> None:
-    f.write(json.dumps(row) + "\n")
-    f.flush()
-    os.fsync(f.fileno())
-
-
-def _truncate_partial(path: Path) -> None:
-    if not path.is_file():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
-
-
 def _done_keys(log: Path) -> set[str]:
-    _truncate_partial(log)
+    """Keys already tried, from the runs log (a torn last line is cut off first)."""
+    cut_torn_line(log)
     if not log.is_file():
         return set()
     keys = set()
-    for number, line in enumerate(log.read_text().splitlines(), start=1):
-        if line.strip():
-            try:
-                keys.add(json.loads(line)["key"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{log}:{number}: not a line written by the program collector ({exc})") from exc
+    for number, row in read_rows(log):
+        try:
+            keys.add(row["key"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{log}:{number}: not a line written by the program collector ({exc})") from exc
     return keys
 
 
@@ -277,10 +258,8 @@ def _write_stats(path: Path, log: Path, wall_s: float, skipped: dict, protocol: 
     previous = json.loads(path.read_text()) if path.is_file() else {}
     counts: dict[str, Counter] = {}
     if log.is_file():
-        for line in log.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                counts.setdefault(row["language"], Counter())[row["status"]] += 1
+        for _, row in read_rows(log):
+            counts.setdefault(row["language"], Counter())[row["status"]] += 1
     languages = {}
     for lang, c in sorted(counts.items()):
         languages[lang] = {

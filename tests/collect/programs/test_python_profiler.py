@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from coderlm.collect.python import profile_python, profile_python_passes
+from coderlm.collect.programs.python_profiler import profile_python, profile_python_passes
 
 pytestmark = pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 FAST = {"repeats": 3, "warmups": 1}

@@ -6,7 +6,7 @@ compiles it once (``compile_s``), then runs it ``warmups + repeats`` times, each
 process, and records the median wall time (``runtime_s``) and median peak RSS
 (``peak_memory_bytes``, total as CodeNet's memory column) of the measured repeats.
 ``baseline`` profiles the runner's empty program the same way, so results can also be given
-minus the runtime's own footprint. Python goes to ``coderlm.collect.python`` (heap peak and
+minus the runtime's own footprint. Python goes to ``python_profiler`` (heap peak and
 in-process timing, the paper's protocol) unless ``python_mode="process"``.
 
 A table of your own: ``load_runners("my_runners.toml")``; entries there replace or add to the
@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from coderlm.collect.sandbox import Limits, Sandbox, isolation
+from coderlm.collect.programs.sandbox import SAFE_PATH, Limits, Sandbox, isolation
 
 try:
     import tomllib
@@ -172,8 +172,6 @@ def _fill(text: str, sandbox: str) -> str:
 
 @functools.cache
 def _missing_cached(needs: tuple[str, ...], check: tuple[str, ...], install: str, env: tuple) -> str | None:
-    from coderlm.collect.sandbox import SAFE_PATH
-
     absent = [tool for tool in needs if shutil.which(tool, path=SAFE_PATH) is None]
     if absent:
         return f"toolchain missing: {', '.join(absent)} not on PATH; install: {install}"

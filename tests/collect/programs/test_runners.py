@@ -2,7 +2,7 @@
 
 import pytest
 
-from coderlm.collect.runners import baseline, get_runner, load_runners, profile_program
+from coderlm.collect.programs.runners import baseline, get_runner, load_runners, profile_program
 
 RUNNERS = load_runners()
 FAST = {"repeats": 2, "warmups": 1}

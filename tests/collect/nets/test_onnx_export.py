@@ -10,8 +10,8 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 ort = pytest.importorskip("onnxruntime")
 
-from coderlm.collect.nas import build_network  # noqa: E402
-from coderlm.collect.onnx_export import export_onnx, load_onnx, save_onnx  # noqa: E402
+from coderlm.collect.nets.nb201 import build_network  # noqa: E402
+from coderlm.collect.nets.onnx_export import export_onnx, load_onnx, save_onnx  # noqa: E402
 
 CELL = "|nor_conv_3x3~0|+|none~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_1x1~1|nor_conv_3x3~2|"
 

@@ -13,10 +13,10 @@ pytest.importorskip("onnxscript")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from coderlm.collect.nas import build_network  # noqa: E402
-from coderlm.collect.onnx_cost import graph_cost  # noqa: E402
-from coderlm.collect.onnx_export import export_onnx  # noqa: E402
-from coderlm.collect.onnx_text import format_number, onnx_to_text  # noqa: E402
+from coderlm.collect.nets.nb201 import build_network  # noqa: E402
+from coderlm.collect.nets.onnx_cost import graph_cost  # noqa: E402
+from coderlm.collect.nets.onnx_export import export_onnx  # noqa: E402
+from coderlm.collect.nets.onnx_text import format_number, onnx_to_text  # noqa: E402
 
 CELL_A = "|nor_conv_3x3~0|+|none~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_1x1~1|nor_conv_3x3~2|"
 CELL_B = "|nor_conv_1x1~0|+|none~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_1x1~1|nor_conv_3x3~2|"

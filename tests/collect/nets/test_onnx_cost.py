@@ -11,9 +11,9 @@ pytest.importorskip("onnxscript")
 
 from onnx import TensorProto, helper  # noqa: E402
 
-from coderlm.collect.nas import build_network  # noqa: E402
-from coderlm.collect.onnx_cost import graph_cost  # noqa: E402
-from coderlm.collect.onnx_export import export_onnx  # noqa: E402
+from coderlm.collect.nets.nb201 import build_network  # noqa: E402
+from coderlm.collect.nets.onnx_cost import graph_cost  # noqa: E402
+from coderlm.collect.nets.onnx_export import export_onnx  # noqa: E402
 
 
 def n_params(module: nn.Module) -> int:

@@ -28,14 +28,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import onnx
 
-from coderlm.collect.onnx_text import infer_shapes, is_literal
-
-if TYPE_CHECKING:
-    import onnx
+from coderlm.collect.nets.onnx_text import infer_shapes, is_literal
 
 MAC_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 ELEMENTWISE_OPS = frozenset(
@@ -90,8 +88,6 @@ def _node_macs(node: onnx.NodeProto, shapes: dict[str, Any]) -> int:
 
 def graph_cost(model: onnx.ModelProto) -> dict[str, Any]:
     """``macs``, ``flops``, ``elementwise``, ``params``, ``buffers``, ``unknown_ops`` and ``ops`` of ``model``."""
-    import onnx
-
     graph = model.graph
     shapes = infer_shapes(model)
     tensors: dict[str, tuple[int, tuple[int, ...]]] = {i.name: (i.data_type, tuple(i.dims)) for i in graph.initializer}

@@ -11,8 +11,8 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 pytest.importorskip("onnxruntime")
 
-from coderlm.collect.latency import measure_latency
-from coderlm.collect.onnx_export import export_onnx, save_onnx
+from coderlm.collect.nets.latency import measure_latency
+from coderlm.collect.nets.onnx_export import export_onnx, save_onnx
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,11 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from coderlm.cli import main
-from coderlm.collect.nas_collect import collect_nas, done_cells, sample_cells
+from coderlm.collect.nets.collect import collect_nas, done_cells, sample_cells
+from coderlm.collect.nets.nb201 import build_network
+from coderlm.collect.nets.onnx_export import export_onnx, save_onnx
 from coderlm.data import read_dataset
+from coderlm.options import OptionError
 
 
 def test_collect_resume_and_join(tmp_path):
@@ -63,6 +66,14 @@ def test_cli_collect_and_errors(tmp_path, capsys):
     assert "bad.jsonl:1: not a row written by the NAS collector" in capsys.readouterr().err
 
 
+def test_bad_options_name_the_parameter(tmp_path):
+    with pytest.raises(OptionError, match=r"^count must be in 1\.\.15625, got 0$"):
+        sample_cells(0)
+    with pytest.raises(OptionError, match=r"^workers must be >= 1, got 0$"):
+        collect_nas(tmp_path, 1, workers=0, progress=False)
+    assert not any(tmp_path.iterdir())  # refused before anything is written
+
+
 def test_collect_exactly_the_given_cells(tmp_path, capsys):
     cells = sample_cells(40, seed=3)[-2:]
     listing = tmp_path / "cells.txt"
@@ -83,8 +94,6 @@ def test_collect_exactly_the_given_cells(tmp_path, capsys):
 
 def test_predict_reads_onnx_files_like_the_collector(tmp_path, capsys):
     """An .onnx file given to predict becomes the same text the collector wrote for training."""
-    from coderlm.collect.nas import build_network
-    from coderlm.collect.onnx_export import export_onnx, save_onnx
     from coderlm.workflows import read_inputs
 
     out = tmp_path / "nas.jsonl"

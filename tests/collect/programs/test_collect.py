@@ -6,9 +6,10 @@ import shutil
 import pytest
 
 from coderlm.cli import main
-from coderlm.collect.corpora import load_jobs, shared_data
-from coderlm.collect.programs import TEXT_REVISION, Protocol, collect_programs, with_description
+from coderlm.collect.programs.collect import TEXT_REVISION, Protocol, collect_programs, with_description
+from coderlm.collect.programs.corpora import load_jobs, shared_data
 from coderlm.data import read_dataset
+from coderlm.options import OptionError
 
 pytestmark = pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 FAST = Protocol(repeats=2, warmups=1, timeout_s=2.0)
@@ -86,7 +87,7 @@ def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
     assert {(r.meta["text"], r.meta["text_revision"]) for r in read_dataset(out / "mbxp.jsonl")} == {
         ("problem+code", TEXT_REVISION)
     }
-    refused = r"mbxp\.jsonl:1: written with --text problem\+code .* this run writes --text code"
+    refused = r"mbxp\.jsonl:1: written with text='problem\+code' .* this run writes text='code'"
     with pytest.raises(ValueError, match=refused):
         collect_programs(out, "mbxp", ["python"], data=data, protocol=FAST, progress=False, text="code")
     assert len((out / "mbxp.runs.jsonl").read_text().splitlines()) == 7
@@ -109,13 +110,17 @@ def test_collect_refuses_rows_of_the_older_description_rule(tmp_path):
 
 
 def test_collect_rejects_bad_options(tmp_path):
-    with pytest.raises(ValueError, match="--text"):
+    with pytest.raises(OptionError, match=r"^text must be one of problem\+code, code, problem\+code\+tests, got 'poe"):
         collect_programs(tmp_path, text="poetry", progress=False)
+    with pytest.raises(OptionError, match=r"^workers must be >= 1, got 0$"):
+        collect_programs(tmp_path, workers=0, progress=False)
+    with pytest.raises(OptionError, match=r"^out is a folder \(it gets mbxp\.jsonl and logs\), got .*x\.jsonl$"):
+        collect_programs(tmp_path / "x.jsonl", progress=False)
     with pytest.raises(ValueError, match="unknown language"):
         collect_programs(tmp_path, languages=["klingon"], progress=False)
     with pytest.raises(ValueError, match="unknown corpus"):
         load_jobs("apps")
-    with pytest.raises(ValueError, match="Python only"):
+    with pytest.raises(OptionError, match=r"^languages must be python: corpus mathqa is Python only; got cpp$"):
         load_jobs("mathqa", ["cpp"])
 
 

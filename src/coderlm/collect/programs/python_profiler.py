@@ -26,7 +26,7 @@ import json
 import statistics
 from typing import Any
 
-from coderlm.collect.sandbox import Limits, Sandbox, isolation
+from coderlm.collect.programs.sandbox import Limits, Sandbox, isolation
 
 RESULT = ".coderlm_result.json"
 

@@ -1,0 +1,12 @@
+"""Neural networks as text, and what they cost.
+
+Modules (import each one directly; the optional dependencies ``onnx``, ``onnxscript`` and
+``onnxruntime`` load only with the modules that need them, never with this package):
+
+- ``coderlm.collect.nets.nb201``: NAS-Bench-201 cell strings and the network builder (PyTorch only).
+- ``coderlm.collect.nets.onnx_export``: ``nn.Module`` -> ``onnx.ModelProto``; reading ``.onnx`` files.
+- ``coderlm.collect.nets.onnx_text``: ``onnx.ModelProto`` -> compact, canonical text (docs/onnx_text.md).
+- ``coderlm.collect.nets.onnx_cost``: exact multiply-accumulates and parameters from the ONNX graph.
+- ``coderlm.collect.nets.latency``: CPU latency with onnxruntime.
+- ``coderlm.collect.nets.collect``: the resumable NAS-Bench-201 collector (``coderlm collect nas``).
+"""
