@@ -127,9 +127,9 @@ def bench_task(name: str, path: Path, args: argparse.Namespace) -> list[dict]:
     minilm = {"encoder": "minilm", **decoder}
     cached = {**training, "encoder_cache": "memory"}
 
-    def pretrained(pretokenize: str, train_options: dict) -> RegressionLM:
+    def pretrained(markers: str, train_options: dict) -> RegressionLM:
         return RegressionLM(
-            pretokenize=pretokenize,
+            layout_markers=markers,
             max_input_len=args.minilm_len or spec["minilm_len"],
             model=minilm,
             training=train_options,
@@ -141,10 +141,10 @@ def bench_task(name: str, path: Path, args: argparse.Namespace) -> list[dict]:
     if "scratch" in wanted:
         rows.append(run_row("scratch", scratch, train, test, objectives, args.samples))
     if "plain" in wanted:
-        rows.append(run_row("minilm plain + cache", pretrained("plain", cached), train, test, objectives, args.samples))
+        rows.append(run_row("minilm plain + cache", pretrained("never", cached), train, test, objectives, args.samples))
     if "structure" in wanted:
         rows.append(
-            run_row("minilm structure + cache", pretrained("structure", cached), train, test, objectives, args.samples)
+            run_row("minilm structure + cache", pretrained("always", cached), train, test, objectives, args.samples)
         )
     if "uncached" in wanted:
         uncached_full = args.uncached_steps >= args.steps
@@ -152,7 +152,7 @@ def bench_task(name: str, path: Path, args: argparse.Namespace) -> list[dict]:
         rows.append(
             run_row(
                 "minilm structure, no cache",
-                pretrained("structure", uncached),
+                pretrained("always", uncached),
                 train,
                 test if uncached_full else None,
                 objectives,

@@ -199,3 +199,38 @@ def test_predict_before_fit_raises():
 def test_wrong_number_of_objectives_at_scoring(fitted):
     with pytest.raises(ValueError, match=r"targets\[0\] has 2 objective\(s\), expected 1"):
         fitted.log_prob(["x = 1\n"], [[1.0, 2.0]])
+
+
+QUICK = {"steps": 2, "batch_size": 8, "progress": False}
+
+
+@pytest.mark.parametrize(
+    "missing, kept, skipped",
+    [("skip", 16, 4), ("mask", 20, None), ("special", 20, None)],
+)
+def test_missing_targets_follow_the_one_vocabulary(missing, kept, skipped):
+    texts, targets = line_count_task(20, seed=3)
+    rows = [[t, None if i % 5 == 0 else t + 1] for i, t in enumerate(targets)]
+    rlm = RegressionLM(vocab_size=300, model=TINY, training=QUICK).fit(texts, rows, missing=missing)
+    assert rlm.fit_report_["examples"] == kept and rlm.fit_report_.get("skipped") == skipped
+    assert ("nan" in rlm.codec_.specials) == (missing == "special")
+    assert rlm.specials == ()  # the constructor's arguments are never changed
+    with pytest.raises(ValueError, match=r"targets\[0\]\[1\] is missing"):
+        RegressionLM(vocab_size=300, model=TINY, training=QUICK).fit(texts, rows)  # default: "error"
+    with pytest.raises(ValueError, match="missing must be one of"):
+        RegressionLM(training=QUICK).fit(texts, rows, missing="drop")
+
+
+def test_get_params_lists_every_constructor_argument_and_model_is_an_alias():
+    rlm = RegressionLM(vocab_size=300, layout_markers="never")
+    params = rlm.get_params()
+    assert params["vocab_size"] == 300 and params["layout_markers"] == "never" and "device" in params
+    texts, targets = line_count_task(16, seed=4)
+    rlm = RegressionLM(vocab_size=300, model=TINY, training=QUICK).fit(texts, targets)
+    assert rlm.model_ is rlm.network_  # older name of the fitted network
+
+
+def test_pretokenize_values_belong_to_the_learned_bpe():
+    texts, targets = line_count_task(16, seed=4)
+    with pytest.raises(ValueError, match=r"pretokenize 'structure' is for pretrained encoders"):
+        RegressionLM(pretokenize="structure", training=QUICK).fit(texts, targets)

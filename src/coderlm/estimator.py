@@ -17,42 +17,31 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from coderlm import __version__
 from coderlm.data.checks import check_targets, check_texts
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
-from coderlm.decoding.sampler import allowed_log_probs, sample_tokens
+from coderlm.decoding.sampler import allowed_log_probs, sample_inputs
 from coderlm.devices import resolve_device
-from coderlm.model.build import build_network, build_tokenizer, model_config
+from coderlm.model.build import build_tokenizer, finetuned_network, new_network
 from coderlm.model.config import size_options
-from coderlm.model.files import (
-    CONFIG_FILE,
-    TOKENIZER_FILE,
-    network_record,
-    read_network,
-    read_record,
-    read_tokenizer,
-    save_tokenizer,
-    write_model,
-)
+from coderlm.model.files import CONFIG_FILE, TOKENIZER_FILE, SavedModel, read_model, save_tokenizer, write_model
 from coderlm.model.hf_encoder import SCRATCH
-from coderlm.model.transfer import check_same_number_tokens, finetune_config
+from coderlm.model.transfer import check_same_number_tokens
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.text import TokenBatch, load_tokenizer
-from coderlm.training.batches import length_sorted_batches
 from coderlm.training.config import TrainConfig
-from coderlm.training.examples import Rows, TensorMaker, check_rows, encode_targets
+from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
-from coderlm.training.trainer import Trainer, TrainResult
+from coderlm.training.trainer import Trainer
 from coderlm.training.validation import likelihood_validation, ranking_validation
 
 log = logging.getLogger("coderlm")
@@ -134,24 +123,16 @@ class RegressionLM:
         """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats.
 
         Args:
-            missing: what a missing (None/NaN) target means: ``"error"`` (default, unless ``specials`` has
-                ``"nan"``), ``"skip"`` (drop the row), ``"mask"`` (leave that objective out of the loss)
-                or ``"special"`` (learn it as the ``<NaN>`` token).
-            tasks: a task name per text, for temperature-scaled task sampling.
+            missing: what a missing (None/NaN) target means: ``"error"`` (unless ``specials`` has ``"nan"``),
+                ``"skip"`` the row, ``"mask"`` it out of the loss, or learn it as a ``"special"`` token.
+            tasks: a task name per text, for task sampling (and ranking validation within tasks).
             objectives: names of the k objectives, kept with the model.
-            val_texts, val_targets: validation set for the loss curve and early stopping. With
-                training option ``val_metric="spearman"`` validation scores ranking instead of
-                likelihood: 1 - Spearman of the median of ``val_samples`` samples, within each
-                of ``val_tasks`` (a task per validation text) and averaged over objectives.
-            run_dir: folder for metrics.jsonl, checkpoints and the final model.
-            resume: continue the run in ``run_dir`` from its latest checkpoint.
-            init: fine-tune: start from this trained model (a saved model or run folder,
-                or a fitted ``RegressionLM``) instead of from scratch. Its input tokenizer
-                and architecture are kept (``model`` options may only repeat them, or set
-                ``dropout``); the objectives may be new, and more or fewer. The number
-                format and specials default to the init model's and must spell numbers
-                with the same tokens. The learning rate defaults to 5e-5 (the paper's
-                fine-tuning rate) unless ``training`` sets ``learning_rate``.
+            val_texts, val_targets, val_tasks: validation set for the loss curve, early stopping and the
+                weights kept: by likelihood, or with ``val_metric="spearman"`` by within-task ranking.
+            run_dir: folder for metrics.jsonl, checkpoints and the final model; ``resume`` continues it.
+            init: fine-tune from this trained model (a saved model, run folder or fitted ``RegressionLM``):
+                its tokenizer, architecture (``model`` may set ``dropout``), number format and specials
+                are kept; the objectives may be new; the learning rate defaults to 5e-5.
         """
         base = self._init_model(init) if init is not None else None
         specials = self._specials(base, missing)
@@ -159,66 +140,26 @@ class RegressionLM:
         names = _objective_names(objectives, rows.num_objectives)
         options = size_options(self.model, type(self).__name__)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
-        run_dir = Path(run_dir) if run_dir is not None else None
-        if resume and run_dir is None:
-            raise ValueError("resume=True needs run_dir")
+        run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
         target_tokens = encode_targets(codec, rows.values, missing)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
-        network_config = (
-            finetune_config(base.network_.cfg, codec.total_length, options)
-            if base is not None
-            else model_config(
-                tokenizer,
-                self.max_input_len,
-                options,
-                output_vocab_size=codec.vocab_size,
-                output_length=codec.total_length,
-            )
-        )
-        input_len = min(self.max_input_len, network_config.max_input_len)
-        tokens = self._tokenize(tokenizer, rows.texts, input_len)
-        self.network_ = build_network(
-            network_config,
-            config.seed,
-            encoder_config=base.network_.encoder_config if base is not None else None,
-            init_state=base.network_.state_dict() if base is not None else None,
-            number_length=codec.length,
-        )
+        self.network_ = self._network(tokenizer, codec, options, base, config.seed)
         self.codec_, self.tokenizer_, self.objectives_ = codec, tokenizer, names
-        self.fit_report_ = {
-            **({"init": str(init) if isinstance(init, (str, Path)) else "RegressionLM"} if base is not None else {}),
-            "examples": len(rows.texts),
-            **({"skipped": rows.skipped} if missing == "skip" else {}),
-            "truncated": tokens.truncated,
-            "overflow": target_tokens.overflow,
-            "underflow": target_tokens.underflow,
-        }
+        tokens = self._encode(rows.texts)
+        self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
         if run_dir is not None:
             save_tokenizer(run_dir, tokenizer)  # before any weights: a resume needs it
         device = torch.device(self._device())
-        make_tensors = TensorMaker(self.network_, config, run_dir, input_len, device, self.fit_report_)
-        data = make_tensors(tokens, target_tokens)
-        val_loss = None
-        if val_texts is not None:
-            val = check_rows(
-                val_texts,
-                val_targets,
-                val_tasks,
-                missing=missing,
-                specials=specials,
-                num_objectives=rows.num_objectives,
-                what="validation ",
-            )
-            val_loss = self._validation(val, config, make_tensors, input_len, missing)
+        make_tensors = TensorMaker(self.network_, config, run_dir, self._input_len(), device, self.fit_report_)
+        val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors)
         sampler = BatchSampler.for_config(len(rows.texts), config, rows.tasks, tokens.mask.sum(1))
-        trainer = Trainer(
-            LossOf(self.network_), config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device
-        )
+        objective, data = LossOf(self.network_), make_tensors(tokens, target_tokens)
+        trainer = Trainer(objective, config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device)
         result = trainer.run(resume=resume)
         self.network_.eval()
         self.loss_history_ = result.losses
-        self.fit_report_ |= _training_report(result, config.val_metric if val_texts is not None else None)
+        self.fit_report_ |= result.report(config.val_metric if val_loss is not None else None)
         if run_dir is not None:
             self._write_files(run_dir)
         return self
@@ -254,13 +195,22 @@ class RegressionLM:
             layout_markers=self.layout_markers,
         )
 
-    def _validation(self, val: Rows, config: TrainConfig, make_tensors: TensorMaker, input_len: int, missing: str):
+    def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int):
+        if base is None:
+            return new_network(tokenizer, codec, options, self.max_input_len, seed)
+        return finetuned_network(base.network_, codec, options, seed)
+
+    def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors):
         """What validation minimizes (``val_metric``): the likelihood of the targets, or 1 - rank correlation."""
+        if texts is None:
+            return None
+        k = self.codec_.num_objectives
+        val = check_rows(texts, values, tasks, missing=missing, specials=specials, num_objectives=k, what="validation ")
         if config.val_metric == "spearman":
             tokens = self._encode(val.texts)  # once: every evaluation reads the same inputs
             samples = lambda: self.codec_.decode(self._sample_ids(tokens, config.val_samples, None, 0))  # noqa: E731
             return ranking_validation(samples, val.values, val.tasks)
-        tokens = self.tokenizer_.encode(val.texts, input_len)
+        tokens = self.tokenizer_.encode(val.texts, self._input_len())
         return likelihood_validation(make_tensors(tokens, encode_targets(self.codec_, val.values, missing)))
 
     # ------------------------------------------------------------- predict
@@ -289,17 +239,12 @@ class RegressionLM:
     def _sample_ids(
         self, tokens: TokenBatch, num_samples: int | None, temperature: float | None, seed: int | None
     ) -> np.ndarray:
+        generator = None if seed is None else torch.Generator(device=self._device()).manual_seed(seed)
         num_samples = self.num_samples if num_samples is None else num_samples
         temperature = self.temperature if temperature is None else temperature
-        generator = None
-        if seed is not None:
-            generator = torch.Generator(device=self._device()).manual_seed(seed)
-        out = np.empty((len(tokens.lengths), num_samples, self.codec_.total_length), dtype=np.int64)
+        self.network_.eval()
         automaton = self._automaton()
-        for rows, batch in self._batches(tokens):
-            ids = sample_tokens(self.network_, automaton, *batch, num_samples, temperature, generator)
-            out[rows] = ids.cpu().numpy()
-        return out
+        return sample_inputs(self.network_, automaton, tokens, num_samples, temperature, generator, self.batch_size)
 
     def predict(self, texts: Sequence[str], point: str = "median", num_samples: int | None = None) -> np.ndarray:
         """Point estimates (n, k): the median (default) or mean of the samples."""
@@ -326,7 +271,8 @@ class RegressionLM:
         target_ids = torch.from_numpy(self.codec_.encode(values).ids)
         automaton = self._automaton()
         out = np.empty((len(texts), self.codec_.num_objectives))
-        for rows, (ids, mask) in self._batches(self._encode(texts)):
+        self.network_.eval()
+        for rows, ids, mask in self._encode(texts).by_length(self.batch_size, self._device()):
             y = target_ids[rows].to(ids.device)
             logp = allowed_log_probs(self.network_(ids, mask, y), automaton, y)  # (b, L)
             out[rows] = logp.view(len(rows), self.codec_.num_objectives, -1).sum(-1).cpu().numpy()
@@ -342,36 +288,22 @@ class RegressionLM:
         return self._write_files(Path(path))
 
     def _write_files(self, path: Path) -> Path:
-        save_tokenizer(path, self.tokenizer_)
-        record = {
-            "coderlm_version": __version__,
-            "kind": type(self).__name__,
-            "params": self._params_dict(),
-            "objectives": self.objectives_,
-            **network_record(self.network_),
-            "codec": self.codec_.to_dict(),
-            "fit_report": self.fit_report_,
-        }
-        return write_model(path, self.network_, record)
+        fitted = (self.network_, self.tokenizer_, self.codec_, self.fit_report_)
+        return write_model(path, type(self).__name__, SavedModel(self._params_dict(), self.objectives_, *fitted))
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> RegressionLM:
         """Load a model written by ``save``; errors name the missing or bad file."""
-        path = Path(path)
-        record = read_record(path, cls.__name__)
+        saved = read_model(Path(path), cls.__name__, resolve_device(device))
+        params = saved.params | {"specials": tuple(saved.params.get("specials", ())), "device": device}
+        if params.get("number_format") is not None:
+            params["number_format"] = format_from_dict(params["number_format"])
         try:
-            params = dict(record["params"])
-            if params.get("number_format") is not None:
-                params["number_format"] = format_from_dict(params["number_format"])
-            params["specials"] = tuple(params.get("specials", ()))
-            rlm = cls(**params | {"device": device})
-            rlm.codec_ = NumberCodec.from_dict(record["codec"])
-            rlm.fit_report_ = record.get("fit_report", {})
-            rlm.objectives_ = list(record["objectives"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
-        rlm.network_ = read_network(path, record, rlm._device())
-        rlm.tokenizer_ = read_tokenizer(path)
+            rlm = cls(**params)
+        except TypeError as exc:
+            raise ValueError(f"{Path(path) / CONFIG_FILE}: {exc}") from exc
+        rlm.network_, rlm.tokenizer_, rlm.codec_ = saved.network, saved.tokenizer, saved.codec
+        rlm.objectives_, rlm.fit_report_ = saved.objectives, saved.fit_report
         return rlm
 
     @property
@@ -432,19 +364,13 @@ class RegressionLM:
             )
         return tokens
 
-    def _encode(self, texts: list[str]) -> TokenBatch:
-        """Input token ids as this model reads them: ``max_input_len``, capped by the network's context."""
-        return self._tokenize(self.tokenizer_, texts, min(self.max_input_len, self.network_.cfg.max_input_len))
+    def _input_len(self) -> int:
+        """Tokens read per input: ``max_input_len``, capped by the network's context (fine-tuning keeps init's)."""
+        return min(self.max_input_len, self.network_.cfg.max_input_len)
 
-    def _batches(self, tokens: TokenBatch) -> Iterator[tuple[np.ndarray, tuple[torch.Tensor, torch.Tensor]]]:
-        """Batches of similar length (less padding); yields the original row indices with them."""
-        kept = tokens.mask.sum(1)
-        self.network_.eval()
-        for rows in length_sorted_batches(kept, self.batch_size):
-            width = int(kept[rows].max())
-            ids = torch.from_numpy(tokens.ids[rows, :width]).to(self._device())
-            mask = torch.from_numpy(tokens.mask[rows, :width]).to(self._device())
-            yield rows, (ids, mask)
+    def _encode(self, texts: list[str]) -> TokenBatch:
+        """Input token ids as this model reads them; truncation is reported."""
+        return self._tokenize(self.tokenizer_, texts, self._input_len())
 
 
 def _constructor_params(cls: type) -> list[str]:
@@ -458,15 +384,7 @@ def _objective_names(objectives: Sequence[str] | None, k: int) -> list[str]:
     return names
 
 
-def _training_report(result: TrainResult, val_metric: str | None) -> dict[str, Any]:
-    return {
-        "steps": result.step,
-        "train_seconds": round(result.seconds, 3),
-        "val_metric": val_metric,
-        "best_val_loss": result.best_val_loss,
-        # the weights kept are best_step's; None when no validation ran or (resumed) it came before
-        "best_step": next((step for step, loss in result.val_losses if loss == result.best_val_loss), None),
-        "kept_steps": result.kept_steps,  # the weights returned (averaged with average_best > 1), best first
-        "val_losses": [[step, loss] for step, loss in result.val_losses],
-        "stopped_early": result.stopped_early,
-    }
+def _run_dir(run_dir: str | Path | None, resume: bool) -> Path | None:
+    if resume and run_dir is None:
+        raise ValueError("resume=True needs run_dir")
+    return Path(run_dir) if run_dir is not None else None

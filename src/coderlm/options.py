@@ -12,18 +12,20 @@ from typing import Any
 
 
 class OptionError(ValueError):
-    """A bad value for one named option; ``str`` is ``"<option> <message>"``.
+    """A bad value for one named option; ``str`` is ``"[<kind> ]<option> <message>"``.
 
     >>> OptionError("count", "must be >= 1, got 0")
     OptionError('count must be >= 1, got 0')
+    >>> str(OptionError("steps", "must be a positive integer, got 0", kind="training option"))
+    'training option steps must be a positive integer, got 0'
     """
 
-    def __init__(self, option: str, message: str) -> None:
-        self.option, self.message = option, message
-        super().__init__(f"{option} {message}")
+    def __init__(self, option: str, message: str, kind: str = "") -> None:
+        self.option, self.message, self.kind = option, message, kind
+        super().__init__(f"{kind} {option} {message}".lstrip())
 
     def __reduce__(self):
-        return (type(self), (self.option, self.message))
+        return (type(self), (self.option, self.message, self.kind))
 
 
 def check_options(cls: type, values: dict[str, Any], what: str) -> None:

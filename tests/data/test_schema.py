@@ -126,6 +126,13 @@ def test_to_arrays_mask_and_special_keep_nan_in_objective_order(missing: str) ->
     assert arrays.tasks == ["gpu", "cpu", "", "gpu"] and arrays.groups == ["p1", "p1", "p2", ""]
 
 
+def test_to_arrays_error_names_the_first_missing_target() -> None:
+    with pytest.raises(DatasetError) as info:
+        _dataset().to_arrays(["latency", "memory"], missing="error")
+    assert str(info.value).startswith("data/x.jsonl: field 'targets.memory': example 2 misses it")
+    assert _dataset()[:1].to_arrays(["latency", "memory"], missing="error").targets.tolist() == [[1.0, 10.0]]
+
+
 def test_to_arrays_single_objective_order_matters() -> None:
     dataset = _dataset()
     a = dataset.to_arrays(["latency"], missing="skip")

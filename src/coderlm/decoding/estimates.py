@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.stats import gaussian_kde
 
 POINTS = ("median", "mean")
 
@@ -49,8 +50,6 @@ def density(samples: np.ndarray, grid: np.ndarray, log_scale: bool = False) -> n
     With ``log_scale`` the density is estimated over log10 of positive samples
     (for targets spanning decades) and returned per unit of the original value.
     """
-    from scipy.stats import gaussian_kde
-
     values = np.asarray(samples, dtype=np.float64)
     values = values[np.isfinite(values)]
     grid = np.asarray(grid, dtype=np.float64)

@@ -11,10 +11,12 @@ automaton allows there, which is the distribution the sampler draws from.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from coderlm.model.transformer import EncoderDecoder, Memory
 from coderlm.numbers.automaton import Automaton
+from coderlm.text.bpe import TokenBatch
 
 
 @torch.no_grad()
@@ -36,6 +38,23 @@ def sample_tokens(
     if temperature == 0:  # every sample would be the same: decode one and repeat it
         return _decode(model, automaton, memory, ids.shape[0], 1, 0.0, generator).expand(-1, num_samples, -1)
     return _decode(model, automaton, memory, ids.shape[0], num_samples, temperature, generator)
+
+
+def sample_inputs(
+    model: EncoderDecoder,
+    automaton: Automaton,
+    tokens: TokenBatch,
+    num_samples: int,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+    batch_size: int = 16,
+) -> np.ndarray:
+    """Token ids (n, S, L) for every input of ``tokens``, decoded ``batch_size`` inputs of similar length
+    at a time (on the automaton's device)."""
+    out = np.empty((len(tokens.lengths), num_samples, model.decoder.cfg.output_length), dtype=np.int64)
+    for rows, ids, mask in tokens.by_length(batch_size, automaton.transitions.device):
+        out[rows] = sample_tokens(model, automaton, ids, mask, num_samples, temperature, generator).cpu().numpy()
+    return out
 
 
 def _decode(

@@ -15,8 +15,9 @@ import torch
 
 from coderlm.model.config import ModelConfig
 from coderlm.model.hf_encoder import SCRATCH, encoder_facts, encoder_folder
-from coderlm.model.transfer import adapt_state
+from coderlm.model.transfer import adapt_state, finetune_config
 from coderlm.model.transformer import EncoderDecoder
+from coderlm.numbers.codec import NumberCodec
 from coderlm.options import OptionError
 from coderlm.text.bpe import PRETOKENIZERS, BPETokenizer
 from coderlm.text.hf_tokenizer import LAYOUT_MARKERS, PretrainedTokenizer
@@ -81,18 +82,22 @@ def model_config(
     )
 
 
-def build_network(
-    config: ModelConfig,
-    seed: int,
-    *,
-    encoder_config: dict | None = None,
-    init_state: dict[str, torch.Tensor] | None = None,
-    number_length: int = 1,
+def new_network(
+    tokenizer: Tokenizer, codec: NumberCodec, options: dict[str, Any], max_input_len: int, seed: int
 ) -> EncoderDecoder:
-    """A fresh encoder-decoder, its weights drawn with ``seed``; with ``init_state`` (fine-tuning), a
-    trained model's weights carried over (``number_length``: tokens per number, for the position table)."""
+    """A fresh encoder-decoder that reads ``tokenizer``'s ids and writes ``codec``'s tokens (weights from ``seed``)."""
+    lengths = {"output_vocab_size": codec.vocab_size, "output_length": codec.total_length}
+    config = model_config(tokenizer, max_input_len, options, **lengths)
     torch.manual_seed(seed)
-    network = EncoderDecoder(config, encoder_config)
-    if init_state is not None:
-        network.load_state_dict(adapt_state(init_state, number_length, config.output_length))
+    return EncoderDecoder(config)
+
+
+def finetuned_network(base: EncoderDecoder, codec: NumberCodec, options: dict[str, Any], seed: int) -> EncoderDecoder:
+    """``base``'s architecture and weights for ``codec``'s outputs (``model.transfer``); ``options`` may only
+    repeat the base's (or change dropout). ``seed`` draws whatever is new."""
+    config = finetune_config(base.cfg, codec.total_length, options)
+    state = base.state_dict()  # before anything replaces base (fitting a model from itself)
+    torch.manual_seed(seed)
+    network = EncoderDecoder(config, base.encoder_config)
+    network.load_state_dict(adapt_state(state, codec.length, config.output_length))
     return network

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from coderlm.options import check_options
+from coderlm.options import OptionError, check_options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +46,7 @@ class ModelConfig:
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"model option {name} must be a positive integer, got {value!r}")
+                raise OptionError(name, f"must be a positive integer, got {value!r}", "model option")
         own_encoder = self.encoder == "scratch"  # a pretrained encoder has its own heads and positions
         for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads"))[not own_encoder :]:
             if getattr(self, width) % getattr(self, heads):
@@ -56,13 +56,15 @@ class ModelConfig:
             if (getattr(self, width) // getattr(self, heads)) % 2 and self.positions == "rope":
                 raise ValueError(f"rotary positions need an even head size; {width}/{heads} is odd")
         if not isinstance(self.encoder, str) or not self.encoder:
-            raise ValueError(f"model option encoder must be 'scratch', 'minilm' or a folder, got {self.encoder!r}")
+            raise OptionError(
+                "encoder", f"must be 'scratch', 'minilm' or a folder, got {self.encoder!r}", "model option"
+            )
         if self.positions not in ("rope", "learned"):
-            raise ValueError(f"model option positions must be 'rope' or 'learned', got {self.positions!r}")
+            raise OptionError("positions", f"must be 'rope' or 'learned', got {self.positions!r}", "model option")
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"model option dropout must be in [0, 1), got {self.dropout!r}")
+            raise OptionError("dropout", f"must be in [0, 1), got {self.dropout!r}", "model option")
         if self.mlp_ratio <= 0:
-            raise ValueError(f"model option mlp_ratio must be > 0, got {self.mlp_ratio!r}")
+            raise OptionError("mlp_ratio", f"must be > 0, got {self.mlp_ratio!r}", "model option")
         if not 0 <= self.pad_id < self.input_vocab_size:
             raise ValueError(f"model option pad_id={self.pad_id} is outside the input vocabulary")
 

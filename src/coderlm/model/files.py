@@ -9,6 +9,7 @@ with it is a complete model. Nothing is pickled.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ from typing import Any
 from safetensors.torch import load_file
 from safetensors.torch import save as safetensors_bytes
 
+from coderlm import __version__
 from coderlm.atomic import write_atomic
 from coderlm.model.config import ModelConfig
 from coderlm.model.hf_encoder import PretrainedEncoder
 from coderlm.model.transformer import EncoderDecoder
+from coderlm.numbers.codec import NumberCodec
 from coderlm.text import BPETokenizer, PretrainedTokenizer, load_tokenizer
 from coderlm.text.hf_tokenizer import SETTINGS_FILE
 
@@ -33,6 +36,48 @@ def save_tokenizer(folder: Path, tokenizer: BPETokenizer | PretrainedTokenizer) 
         (folder / SETTINGS_FILE).unlink(missing_ok=True)  # a pretrained tokenizer's settings, from an older save
 
 
+@dataclasses.dataclass
+class SavedModel:
+    """What a model folder holds: the estimator's options (as JSON) and its fitted parts."""
+
+    params: dict[str, Any]
+    objectives: list[str]
+    network: EncoderDecoder
+    tokenizer: BPETokenizer | PretrainedTokenizer
+    codec: NumberCodec
+    fit_report: dict[str, Any]
+
+
+def write_model(folder: Path, kind: str, saved: SavedModel) -> Path:
+    """The tokenizer, the weights, then ``config.json`` (last: a folder with it is complete)."""
+    save_tokenizer(folder, saved.tokenizer)
+    record = {
+        "coderlm_version": __version__,
+        "kind": kind,
+        "params": saved.params,
+        "objectives": saved.objectives,
+        **network_record(saved.network),
+        "codec": saved.codec.to_dict(),
+        "fit_report": saved.fit_report,
+    }
+    state = {k: v.detach().cpu().contiguous() for k, v in saved.network.state_dict().items()}
+    write_atomic(folder / WEIGHTS_FILE, safetensors_bytes(state))
+    write_atomic(folder / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
+    return folder
+
+
+def read_model(folder: Path, kind: str, device: str) -> SavedModel:
+    """A saved ``kind``, its network on ``device`` in eval mode; errors name the missing or bad file."""
+    record = read_record(folder, kind)
+    try:
+        params, objectives = dict(record["params"]), list(record["objectives"])
+        codec = NumberCodec.from_dict(record["codec"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{folder / CONFIG_FILE}: {exc}") from exc
+    network = read_network(folder, record, device)
+    return SavedModel(params, objectives, network, read_tokenizer(folder), codec, record.get("fit_report", {}))
+
+
 def network_record(network: EncoderDecoder) -> dict[str, Any]:
     """What rebuilds ``network``: its config, and a pretrained encoder's config and weights' hash."""
     record: dict[str, Any] = {"model": network.cfg.to_dict()}
@@ -42,14 +87,6 @@ def network_record(network: EncoderDecoder) -> dict[str, Any]:
         if encoder.frozen:
             record["encoder_weights_sha256"] = encoder.weights_hash()
     return record
-
-
-def write_model(folder: Path, network: EncoderDecoder, record: dict[str, Any]) -> Path:
-    """The weights, then ``config.json`` holding ``record`` (JSON-ready, with ``network_record``'s keys)."""
-    state = {k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}
-    write_atomic(folder / WEIGHTS_FILE, safetensors_bytes(state))
-    write_atomic(folder / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
-    return folder
 
 
 def read_record(folder: Path, kind: str) -> dict[str, Any]:

@@ -9,10 +9,11 @@ one so numbers in the text are read digit by digit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from coderlm.atomic import write_atomic
@@ -27,6 +28,23 @@ class TokenBatch:
     mask: np.ndarray  # (n, T) bool, True on real tokens
     lengths: np.ndarray  # (n,) tokens of each text before truncation
     truncated: int  # texts longer than max_length, cut to it
+
+    def by_length(
+        self, batch_size: int, device: str | torch.device = "cpu"
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
+        """(rows, ids, mask) in batches of similar length (longest first), each trimmed to its longest row:
+        little padding. ``rows`` are the batch's indices into this TokenBatch."""
+        kept = self.mask.sum(1)
+        for rows in length_sorted_batches(kept, batch_size):
+            width = max(int(kept[rows].max()), 1)
+            ids = torch.from_numpy(self.ids[rows, :width]).to(device)
+            yield rows, ids, torch.from_numpy(self.mask[rows, :width]).to(device)
+
+
+def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Row indices in batches of similar length (longest first), so batches carry little padding."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 class BPETokenizer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from coderlm.text.bpe import TokenBatch
+from coderlm.text.bpe import TokenBatch, length_sorted_batches
 
 
 class TokenTensors:
@@ -44,12 +44,6 @@ class TokenTensors:
             total += float(objective(batch)) * weight
             count += weight
         return total / max(count, 1.0)
-
-
-def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
-    """Row indices in batches of similar length (longest first), so batches carry little padding."""
-    order = np.argsort(-np.asarray(lengths), kind="stable")
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 class CachedTensors(TokenTensors):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from coderlm.options import check_options
+from coderlm.options import OptionError, check_options
 
 OPTIMIZERS = ("adamw", "adafactor")
 TASK_SAMPLING = ("proportional", "temperature")
@@ -57,11 +57,11 @@ class TrainConfig:
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"training option {name} must be a positive integer, got {value!r}")
+                raise OptionError(name, f"must be a positive integer, got {value!r}", "training option")
         for name in ("eval_every", "patience", "checkpoint_every", "seed"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"training option {name} must be a non-negative integer, got {value!r}")
+                raise OptionError(name, f"must be a non-negative integer, got {value!r}", "training option")
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
         for name, allowed in (
@@ -73,19 +73,19 @@ class TrainConfig:
             ("val_metric", VAL_METRICS),
         ):
             if getattr(self, name) not in allowed:
-                raise ValueError(f"training option {name} must be one of {allowed}, got {getattr(self, name)!r}")
+                raise OptionError(name, f"must be one of {allowed}, got {getattr(self, name)!r}", "training option")
         if not self.learning_rate > 0:
-            raise ValueError(f"training option learning_rate must be > 0, got {self.learning_rate!r}")
+            raise OptionError("learning_rate", f"must be > 0, got {self.learning_rate!r}", "training option")
         if not 0 <= self.warmup_fraction < 1:
-            raise ValueError(f"training option warmup_fraction must be in [0, 1), got {self.warmup_fraction!r}")
+            raise OptionError("warmup_fraction", f"must be in [0, 1), got {self.warmup_fraction!r}", "training option")
         if self.clip_norm < 0 or self.weight_decay < 0:
             raise ValueError("training options clip_norm and weight_decay must be >= 0")
         if self.bucket_by_length and self.task_sampling != "proportional":
             raise ValueError("training option bucket_by_length needs task_sampling 'proportional'")
         if not 0 <= self.ema_decay < 1:
-            raise ValueError(f"training option ema_decay must be in [0, 1), got {self.ema_decay!r}")
+            raise OptionError("ema_decay", f"must be in [0, 1), got {self.ema_decay!r}", "training option")
         if not self.task_temperature > 0:
-            raise ValueError(f"training option task_temperature must be > 0, got {self.task_temperature!r}")
+            raise OptionError("task_temperature", f"must be > 0, got {self.task_temperature!r}", "training option")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -65,8 +66,6 @@ def shutdown_distributed() -> bool:
 
 def exit_process(code: int) -> None:
     """Flush Python's streams and end the process now, skipping C++ static destructors."""
-    import sys
-
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

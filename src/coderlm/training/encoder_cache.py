@@ -32,8 +32,7 @@ import torch
 
 from coderlm.atomic import atomic_file, write_atomic
 from coderlm.model.hf_encoder import PretrainedEncoder
-from coderlm.text.bpe import TokenBatch
-from coderlm.training.batches import length_sorted_batches
+from coderlm.text.bpe import TokenBatch, length_sorted_batches
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 INDEX_FILE = "index.json"

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -146,3 +147,14 @@ class TensorMaker:
         entry["computed"] += self.cache.computed
         entry["seconds"] = round(entry["seconds"] + time.perf_counter() - began, 3)
         return CachedTensors(tokens, states, targets.ids, targets.weights, self.device)
+
+
+def data_report(init, rows: Rows, tokens: TokenBatch, targets: TargetTokens, missing: str) -> dict[str, Any]:
+    """A fit report's data part: the init model (fine-tuning), rows, truncated inputs, clamped targets."""
+    report: dict[str, Any] = {}
+    if init is not None:
+        report["init"] = str(init) if isinstance(init, (str, Path)) else "RegressionLM"
+    report["examples"] = len(rows.texts)
+    if missing == "skip":
+        report["skipped"] = rows.skipped
+    return report | {"truncated": tokens.truncated, "overflow": targets.overflow, "underflow": targets.underflow}

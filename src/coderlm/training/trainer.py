@@ -43,6 +43,20 @@ class TrainResult:
     seconds: float
     kept_steps: list[int | None] = dataclasses.field(default_factory=list)  # weights returned (averaged), best first
 
+    def report(self, val_metric: str | None) -> dict[str, Any]:
+        """The run as a JSON-ready record (a fit report's training part)."""
+        return {
+            "steps": self.step,
+            "train_seconds": round(self.seconds, 3),
+            "val_metric": val_metric,
+            "best_val_loss": self.best_val_loss,
+            # the weights kept are best_step's; None when no validation ran or (resumed) it came before
+            "best_step": next((step for step, loss in self.val_losses if loss == self.best_val_loss), None),
+            "kept_steps": self.kept_steps,  # the weights returned (averaged with average_best > 1), best first
+            "val_losses": [[step, loss] for step, loss in self.val_losses],
+            "stopped_early": self.stopped_early,
+        }
+
 
 class Trainer:
     def __init__(

@@ -94,7 +94,7 @@ def test_collect_exactly_the_given_cells(tmp_path, capsys):
 
 def test_predict_reads_onnx_files_like_the_collector(tmp_path, capsys):
     """An .onnx file given to predict becomes the same text the collector wrote for training."""
-    from coderlm.workflows import read_inputs
+    from coderlm.cli.predict import read_inputs
 
     out = tmp_path / "nas.jsonl"
     collect_nas(out, 6, ["params"], cells_per_stage=1, progress=False)

@@ -10,3 +10,6 @@ Modules (import each one directly; the optional dependencies ``onnx``, ``onnxscr
 - ``coderlm.collect.nets.latency``: CPU latency with onnxruntime.
 - ``coderlm.collect.nets.collect``: the resumable NAS-Bench-201 collector (``coderlm collect nas``).
 """
+
+# How a graph is written as text (docs/onnx_text.md); here, so choosing one needs no onnx.
+TEXT_STYLES = ("compact", "minimal", "onnx")

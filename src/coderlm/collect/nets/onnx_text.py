@@ -30,6 +30,8 @@ from collections.abc import Iterable
 import numpy as np
 import onnx
 
+from coderlm.collect.nets import TEXT_STYLES
+
 MAX_LITERAL = 8  # integer constants with at most this many elements are shown by value
 _ALL_ONES = ("strides", "dilations")
 _ALL_ZEROS = ("pads",)
@@ -202,7 +204,7 @@ def _canonical_order(graph: onnx.GraphProto) -> list[int]:
     return order
 
 
-STYLES = ("compact", "minimal", "onnx")
+STYLES = TEXT_STYLES
 
 
 def onnx_to_text(model: onnx.ModelProto, style: str = "compact", allow_missing_shapes: bool = False) -> str:

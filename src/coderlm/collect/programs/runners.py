@@ -34,7 +34,20 @@ except ImportError:  # Python 3.10
 
 SHIPPED = Path(__file__).with_name("runners.toml")
 NODE_MODULES = ("/opt/coderlm-node/node_modules", "node_modules")
-FIELDS = {"file", "compile", "compile_ok_if", "run", "needs", "check", "install", "env", "memory_mb", "empty", "mbxp"}
+FIELDS = {
+    "file",
+    "compile",
+    "compile_ok_if",
+    "run",
+    "needs",
+    "check",
+    "install",
+    "env",
+    "memory_mb",
+    "empty",
+    "mbxp",
+    "extensions",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +64,7 @@ class Runner:
     memory_mb: int | None = 2048
     empty: str = "\n"
     mbxp: str | None = None
+    extensions: tuple[str, ...] = ()  # file suffixes in this language
 
     def missing(self) -> str | None:
         """None when the toolchain is usable here, else a message saying what is missing and how to install it."""
@@ -70,6 +84,13 @@ def get_runner(language: str, runners: dict[str, Runner] | None = None) -> Runne
     if language not in runners:
         raise ValueError(f"unknown language {language!r}; known: {', '.join(sorted(runners))}")
     return runners[language]
+
+
+def language_of(path: str | Path, runners: dict[str, Runner] | None = None) -> str | None:
+    """The language whose runner claims ``path``'s suffix (its ``extensions``), or None."""
+    runners = load_runners() if runners is None else runners
+    suffix = Path(path).suffix
+    return next((name for name, runner in runners.items() if suffix in runner.extensions), None)
 
 
 def profile_program(
@@ -225,4 +246,5 @@ def _runner(name: str, table: Any, path: str | Path) -> Runner:
         memory_mb=None if not memory else int(memory),
         empty=str(table.get("empty", "\n")),
         mbxp=table.get("mbxp"),
+        extensions=tuple(table.get("extensions", [Path(str(table["file"])).suffix])),
     )

@@ -14,6 +14,7 @@ Everything but the output side matches ``RegressionLM``: the same input tokenize
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,7 +29,7 @@ from coderlm.model.build import build_tokenizer, model_config
 from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
 from coderlm.model.transformer import Encoder, init_weights
-from coderlm.training.batches import TokenTensors, length_sorted_batches
+from coderlm.training.batches import TokenTensors
 from coderlm.training.config import TrainConfig
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
@@ -197,14 +198,18 @@ class RegressionHeadRegressor:
         tokens = self.tokenizer_.encode(texts, self.model_.cfg.max_input_len)
         device = torch.device(self._device())
         self.model_.to(device).eval()
-        kept = tokens.mask.sum(1)
         out = np.empty((len(texts), self.model_.head.out_features), dtype=np.float64)
-        for rows in length_sorted_batches(kept, self.batch_size):
-            width = max(int(kept[rows].max()), 1)
-            ids = torch.from_numpy(tokens.ids[rows, :width]).to(device)
-            mask = torch.from_numpy(tokens.mask[rows, :width]).to(device)
+        for rows, ids, mask in tokens.by_length(self.batch_size, device):
             out[rows] = self.model_(ids, mask).float().cpu().numpy()
         return self.scaler_.inverse(out, tasks) if self.scaler_ is not None else out
 
     def _device(self) -> str:
         return resolve_device(self.device)
+
+
+def options_like(params: dict) -> dict:
+    """The options of a ``RegressionLM`` (its ``get_params()``) that decide how text is read, the network
+    and the training budget, for a head that differs from it only on the output side. The prediction
+    batch size stays the head's own."""
+    shared = set(inspect.signature(RegressionHeadRegressor).parameters) - {"batch_size"}
+    return {name: value for name, value in params.items() if name in shared}

@@ -38,7 +38,7 @@ def coderlm(*args: str, env: dict | None = None, kill_after: int | None = None) 
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=Path(__file__).parents[1],  # the repository: tests.faults is importable
+        cwd=Path(__file__).parents[2],  # the repository: tests.faults is importable
         env={**os.environ, **single, **(env or {})},
     )
 

@@ -26,14 +26,24 @@ while another worker exports is noisier: keep --workers 1 for the cleanest label
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
-import logging
 import time
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("coderlm")
+import torch
+
+from coderlm.cli.evaluate import evaluate_run
+from coderlm.cli.flags import add_flags, dataclass_options
+from coderlm.cli.predict import predict_records, read_inputs
+from coderlm.cli.train import train_run
+from coderlm.collect.nets.collect import collect_nas, done_cells, sample_cells
+from coderlm.collect.nets.nb201 import build_network
+from coderlm.data import split_dataset
+from coderlm.estimator import RegressionLM
+from coderlm.evaluation.baselines import BASELINES as KNOWN_BASELINES
 
 OBJECTIVES = ["latency_cpu", "flops"]
 BASELINES = ["regression_head_norm", "gbdt", "knn", "length"]
@@ -71,23 +81,34 @@ class QuickstartConfig:
         if bad:
             limits = {"count": ">= 10", "vocab_size": ">= 260", "model_dim": ">= 8", "max_input_len": ">= 8"}
             raise ValueError(", ".join(f"--{n.replace('_', '-')} must be {limits.get(n, '>= 1')}" for n in bad))
-        from coderlm.evaluation.baselines import BASELINES as KNOWN
-
-        unknown = sorted(set(self.baseline_names) - set(KNOWN))
+        unknown = sorted(set(self.baseline_names) - set(KNOWN_BASELINES))
         if unknown:
-            raise ValueError(f"--baselines: unknown {unknown}; known: {sorted(KNOWN)}")
+            raise ValueError(f"--baselines: unknown {unknown}; known: {sorted(KNOWN_BASELINES)}")
 
     @property
     def baseline_names(self) -> list[str]:
         return [name.strip() for name in self.baselines.split(",") if name.strip()]
 
 
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "quickstart",
+        help="collect real networks, train, evaluate vs baselines, predict (minutes)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_flags(p, dataclass_options(QuickstartConfig), "options (all optional)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(QuickstartConfig)}
+    run_quickstart(QuickstartConfig(**{k: v for k, v in given.items() if v is not None}))
+    return 0
+
+
 def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
     """Run every stage; returns the evaluation metrics, the example prediction and stage timings."""
-    from coderlm.collect.nets.collect import collect_nas
-    from coderlm.data import split_dataset
-    from coderlm.workflows import evaluate_run, train_run
-
     out = Path(config.out)
     timings: dict[str, float] = {}
 
@@ -162,15 +183,10 @@ def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
 
 def predict_new_network(config: QuickstartConfig, dataset: Path, model_dir: Path, path: Path) -> dict[str, Any]:
     """Export a cell not in ``dataset`` to ``path``, predict it from the file, then measure it."""
-    import torch
-
-    from coderlm.collect.nets.collect import done_cells, sample_cells
+    # the onnx extra: export, cost and latency load onnx / onnxruntime
     from coderlm.collect.nets.latency import measure_latency
-    from coderlm.collect.nets.nb201 import build_network
     from coderlm.collect.nets.onnx_cost import graph_cost
     from coderlm.collect.nets.onnx_export import export_onnx, load_onnx, save_onnx
-    from coderlm.estimator import RegressionLM
-    from coderlm.workflows import predict_records, read_inputs
 
     seen = done_cells(dataset)
     cell = next(c for c in sample_cells(None, config.seed + 1) if c not in seen)

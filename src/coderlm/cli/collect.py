@@ -1,0 +1,134 @@
+"""``coderlm collect nas|programs``: build labelled datasets by running things. Both resume: rerun the
+same command and only what is missing is collected."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from coderlm.cli.flags import csv_list, require_file
+from coderlm.cli.profile import add_protocol_flags
+from coderlm.collect.nets import TEXT_STYLES
+from coderlm.collect.nets.collect import LABELS, collect_nas
+from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs
+from coderlm.collect.programs.corpora import CORPORA
+from coderlm.options import OptionError
+
+NAS_LABELS = ["flops", "params", "latency_cpu"]
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("collect", help="build labelled datasets by running things")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    add_nas(kinds)
+    add_programs(kinds)
+
+
+def add_nas(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser(
+        "nas",
+        help="NAS-Bench-201 networks as ONNX text, with FLOPs, params, CPU latency",
+        description="Samples cells, builds each network in PyTorch, exports it to ONNX, "
+        "serializes it as text and labels it. Resumable: rerun the same command.",
+    )
+    p.add_argument("--space", choices=["nb201"], default="nb201", help="search space (default nb201)")
+    p.add_argument("--count", type=int, default=200, help="networks to collect (default 200; 0 = all 15,625)")
+    p.add_argument(
+        "--labels",
+        type=csv_list,
+        default=NAS_LABELS,
+        help=f"comma-separated from {', '.join(LABELS)} (default {','.join(NAS_LABELS)})",
+    )
+    p.add_argument("--out", required=True, help="dataset file (.jsonl) or folder (gets nb201.jsonl)")
+    p.add_argument("--join", help="nasbench201.csv: add its accuracies and 27 device latencies as targets")
+    p.add_argument("--seed", type=int, default=0, help="which cells, in which order (default 0)")
+    p.add_argument("--cells", help="file with one cell string per line: collect exactly these (not --count)")
+    p.add_argument("--workers", type=int, default=1, help="export processes (>1 adds noise to latency)")
+    p.add_argument("--cells-per-stage", type=int, default=5, help="cells per stage of the skeleton (default 5)")
+    p.add_argument("--text-style", choices=TEXT_STYLES, default="compact", help="ONNX text style (docs/onnx_text.md)")
+    p.add_argument("--latency-threads", type=int, default=1, help="onnxruntime threads (default 1)")
+    p.add_argument("--batch-size", type=int, default=1, help="batch size for export and latency (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run_nas)
+
+
+def run_nas(args: argparse.Namespace) -> int:
+    cells = None
+    if args.cells:
+        path = require_file(args.cells, "--cells")
+        cells = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        if not cells:
+            raise ValueError(f"{path}: no cell strings (--cells)")
+    report = collect_nas(
+        args.out,
+        args.count or None,
+        args.labels,
+        seed=args.seed,
+        workers=args.workers,
+        cells_per_stage=args.cells_per_stage,
+        text_style=args.text_style,
+        latency_threads=args.latency_threads,
+        batch_size=args.batch_size,
+        join_csv=args.join,
+        cells=cells,
+        progress=not args.no_progress,
+    )
+    summary = {"dataset": str(report.path), "requested": report.requested, "already_done": report.already_done}
+    print(json.dumps(summary | {"collected": report.collected}))
+    return 0
+
+
+def add_programs(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser(
+        "programs",
+        help="run a program corpus in the sandbox; memory and runtime labels",
+        description="Runs every program of a corpus (MBXP in many languages, MathQA, HumanEval) "
+        "in a worker pool, keeps the passing ones, writes <corpus>.jsonl (task = language, "
+        "group = problem) with logs and statistics. Resumable: rerun the same command.",
+    )
+    p.add_argument("--corpus", choices=CORPORA, default="mbxp", help="which programs (default mbxp)")
+    p.add_argument("--languages", type=csv_list, default=["python"], help="comma-separated (default python)")
+    p.add_argument("--out", required=True, help="folder for <corpus>.jsonl, .runs.jsonl, .stats.json, .baselines.json")
+    p.add_argument("--data", help="the shared data folder (default: $CODERLM_SHARED_DATA or ../shared/data)")
+    p.add_argument(
+        "--solutions",
+        type=csv_list,
+        default=["canonical", "sample"],
+        help="canonical, sample or both (default both; MBXP samples are model completions)",
+    )
+    p.add_argument("--limit", type=int, help="only the first N problems of each language")
+    p.add_argument(
+        "--text",
+        choices=TEXT_MODES,
+        default="problem+code",
+        help="what the model reads: problem description + code (default, as the paper), code only, or also the tests",
+    )
+    p.add_argument("--twice", action="store_true", help="profile passing programs twice (label noise ceiling)")
+    p.add_argument("--workers", type=int, help="parallel programs (default: number of cores)")
+    p.add_argument("--runners", help="TOML runner table adding to or replacing the shipped one")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_protocol_flags(p)
+    p.set_defaults(run=run_programs)
+
+
+def run_programs(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise OptionError("limit", f"must be >= 1, got {args.limit}")
+    protocol = Protocol(args.repeats, args.warmups, args.timeout, passes=2 if args.twice else 1)
+    report = collect_programs(
+        args.out,
+        args.corpus,
+        args.languages,
+        data=args.data,
+        solutions=args.solutions,
+        limit=args.limit,
+        protocol=protocol,
+        text=args.text,
+        workers=args.workers,
+        runners_file=args.runners,
+        progress=not args.no_progress,
+    )
+    summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
+    summary |= {"tried": report.tried, "passed": report.passed}
+    print(json.dumps(summary | {"skipped_languages": sorted(report.skipped_languages)}))
+    return 0
