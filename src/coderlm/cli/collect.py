@@ -8,6 +8,8 @@ import json
 
 from coderlm.cli.flags import csv_list, require_file
 from coderlm.cli.profile import add_protocol_flags
+from coderlm.collect.kernels.collect import SOURCES, Timing, collect_kernels
+from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
 from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs
@@ -22,6 +24,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     add_nas(kinds)
     add_programs(kinds)
+    add_kernels(kinds)
 
 
 def add_nas(kinds: argparse._SubParsersAction) -> None:
@@ -131,4 +134,71 @@ def run_programs(args: argparse.Namespace) -> int:
     summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
     summary |= {"tried": report.tried, "passed": report.passed}
     print(json.dumps(summary | {"skipped_languages": sorted(report.skipped_languages)}))
+    return 0
+
+
+def add_kernels(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser(
+        "kernels",
+        help="compile PyTorch programs with TorchInductor; each generated kernel's source and latency",
+        description="Compiles KernelBench's programs (scaled to several sizes) or generated ones with "
+        "torch.compile (Inductor), keeps the source of every generated kernel (C++ on CPU, Triton on CUDA), "
+        "times each alone, and writes <source>.jsonl (task inductor_cpp or triton, group = program) with "
+        "a whole-graph row per program, logs and statistics. Resumable: rerun the same command.",
+    )
+    p.add_argument("--source", choices=SOURCES, default="kernelbench", help="which programs (default kernelbench)")
+    p.add_argument("--data", help="KernelBench's folder (default: $CODERLM_SHARED_DATA/kernelbench or ../shared/data)")
+    p.add_argument("--count", type=int, help="KernelBench: the first N files; synthetic: N programs (required)")
+    p.add_argument("--draws", type=int, default=3, help="KernelBench: sizes per program (default 3)")
+    p.add_argument("--levels", type=csv_list, default=list(LEVELS), help="KernelBench levels (default all three)")
+    p.add_argument("--seed", type=int, default=0, help="sizes drawn, programs generated (default 0)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="C++ kernels on CPU, Triton on CUDA")
+    p.add_argument("--out", required=True, help="folder for <source>.jsonl, .runs.jsonl, .stats.json")
+    p.add_argument("--workers", type=int, default=1, help="programs compiled at once (timing stays one at a time)")
+    default = Timing()
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=default.repeats,
+        help=f"timed calls per kernel; latency = their median (default {default.repeats})",
+    )
+    p.add_argument(
+        "--warmups", type=int, default=default.warmups, help=f"calls before them (default {default.warmups})"
+    )
+    p.add_argument(
+        "--min-us", type=float, default=default.min_us, help=f"drop kernels faster than this (default {default.min_us})"
+    )
+    p.add_argument(
+        "--rerun-share",
+        type=float,
+        default=default.rerun_share,
+        help=f"share of programs timed twice: the noise ceiling (default {default.rerun_share})",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=default.timeout_s,
+        help=f"seconds per program to compile, and again to time (default {default.timeout_s:g})",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run_kernels)
+
+
+def run_kernels(args: argparse.Namespace) -> int:
+    timing = Timing(args.repeats, args.warmups, args.min_us, args.rerun_share, args.timeout)
+    report = collect_kernels(
+        args.out,
+        args.source,
+        data=args.data,
+        count=args.count,
+        draws=args.draws,
+        seed=args.seed,
+        levels=args.levels,
+        device=args.device,
+        workers=args.workers,
+        timing=timing,
+        progress=not args.no_progress,
+    )
+    summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
+    print(json.dumps(summary | {"tried": report.tried, "kernels": report.kernels}))
     return 0

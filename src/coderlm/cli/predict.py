@@ -2,8 +2,10 @@
 
 Each input is a name and the text a model reads: a ``.jsonl`` / ``.parquet`` dataset gives one
 per row (named ``FILE:LINE``); an ``.onnx`` model gives its graph as text, serialized exactly as
-``coderlm collect nas`` writes it (the ``onnx`` extra); ``-`` is one text from standard input;
-any other file is one text (UTF-8).
+``coderlm collect nas`` writes it (the ``onnx`` extra); with ``--kernels`` a ``.py`` PyTorch program
+gives one input per kernel TorchInductor generates for it (named ``FILE:kernel``), written as
+``coderlm collect kernels`` writes them; ``-`` is one text from standard input; any other file is one
+text (UTF-8).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from coderlm.collect.kernels.collect import compile_kernels
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.data import read_dataset
 from coderlm.decoding import central_interval, point_estimate
@@ -46,6 +49,12 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", choices=["json", "csv"], default="json", help="JSON lines (default) or CSV")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument(
+        "--kernels",
+        action="store_true",
+        help=".py inputs are PyTorch programs (Model, get_inputs, get_init_inputs): compile each with TorchInductor "
+        "and predict every kernel it generates (named FILE:kernel), as coderlm collect kernels writes them",
+    )
+    p.add_argument(
         "--onnx-style",
         choices=TEXT_STYLES,
         default="compact",
@@ -56,7 +65,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     models = load_models(args.model)
-    inputs = read_inputs(args.inputs, args.onnx_style)
+    inputs = read_inputs(args.inputs, args.onnx_style, kernels=args.kernels)
     records = predict_records(models, inputs, args.level, args.num_samples, args.all_samples, args.seed)
     if args.output == "json":
         for record in records:
@@ -69,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_inputs(paths: Sequence[str], onnx_style: str = "compact") -> list[tuple[str, str]]:
+def read_inputs(paths: Sequence[str], onnx_style: str = "compact", kernels: bool = False) -> list[tuple[str, str]]:
     """(name, text) pairs in the order given; errors name the file."""
     inputs: list[tuple[str, str]] = []
     for path in paths:
@@ -81,6 +90,8 @@ def read_inputs(paths: Sequence[str], onnx_style: str = "compact") -> list[tuple
             inputs.extend((f"{path}:{i + 1}", example.text) for i, example in enumerate(dataset))
         elif suffix == ".onnx":
             inputs.append((path, onnx_file_text(path, onnx_style)))
+        elif suffix == ".py" and kernels:
+            inputs.extend((f"{path}:{name}", text) for name, text in compile_kernels(path))
         else:
             file = Path(path)
             if not file.is_file():

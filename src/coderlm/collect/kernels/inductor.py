@@ -1,0 +1,285 @@
+"""Compile one PyTorch program with TorchInductor, keep the source of every kernel it generates, time each.
+
+Run as ``python -m coderlm.collect.kernels.inductor``: a worker process that reads jobs (one JSON
+object per line) on stdin and answers each with one JSON line on stdout, forgetting the compiled
+program in between (``torch._dynamo.reset()``). ``worker.KernelWorker`` drives it from the collector
+with a timeout per program: a program that hangs or crashes costs a restart of this process, never
+the collection. (Starting Python and torch costs ~4 s, as much as compiling a small program, so a
+worker serves many programs.)
+
+On CPU, Inductor writes fused C++/OpenMP kernels (``cpp_fused_*``); matmuls and convolutions run as
+library calls (``extern_kernels.mm``, ``aten.convolution``), which are not generated source: they are
+skipped as kernels, listed in the program's record, and counted in the whole-graph latency. On CUDA
+the kernels are Triton (``triton_*``), timed with ``triton.testing.do_bench``.
+
+Timing (CPU): one thread (``OMP_NUM_THREADS=1``, set by the collector), denormals flushed, the
+process pinned to one core. The compiled program runs once with each kernel wrapped to capture its
+arguments; then each kernel is called alone ``warmups + repeats`` times and its latency is the
+median of the repeats (buffers a kernel updates in place are restored before each call, untimed).
+A ``rerun`` job times everything a second time: the two-run noise ceiling. The whole graph is timed
+the same way (median of ``repeats`` calls of the compiled module). With ``lock``, the timing phase
+holds that file lock: parallel workers compile at once but time one at a time; the worker says
+``{"event": "waiting"}`` before it waits for the lock and ``{"event": "timing"}`` once it holds it,
+so the collector's timeout covers compiling and timing but not the wait.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import statistics
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch._inductor.config as inductor_config
+from torch._inductor.codecache import PyCodeCache
+from torch._inductor.utils import run_and_get_code
+
+# "name = async_compile.cpp_pybinding([...], r'''<source>''')" in the generated module
+CPP_KERNEL = re.compile(r"^(cpp_\w+) = async_compile\.cpp_pybinding\(\[.*?\], r'''(.*?)'''\)", re.M | re.S)
+TRITON_KERNEL = re.compile(
+    r"^(triton_\w+) = async_compile\.triton\('\w+', '''(.*?)''', device_str='cuda'\)", re.M | re.S
+)
+EXTERN_CALL = re.compile(r"\b(extern_kernels\.\w+|aten\.\w+(?:\.\w+)?)\(")
+BOILERPLATE = ("#include <torch/csrc/inductor/cpp_prefix.h>", "inductor_cpu_integer_div_error")
+KINDS = (  # the first whose words appear in a kernel's name (the ops it fuses) names its kind
+    ("softmax", ("softmax", "logsumexp")),
+    ("norm", ("norm", "var_mean")),
+    ("reduction", ("sum", "mean", "amax", "amin", "max", "min", "prod", "argmax", "argmin", "cumsum", "any", "all")),
+    ("convolution", ("convolution", "conv")),
+    ("matmul", ("mm", "bmm", "addmm", "matmul")),
+)
+
+
+def kernel_text(name: str, source: str) -> str:
+    """What a model reads: the kernel's name (it lists the fused ops) and its source, boilerplate lines dropped."""
+    lines = [line for line in source.strip("\n").splitlines() if not any(b in line for b in BOILERPLATE)]
+    return f"// {name}\n" + "\n".join(lines).strip("\n") + "\n"
+
+
+def graph_text(code: str, device: str = "cpu") -> str:
+    """The generated module as a model reads it: kernels and the wrapper that calls them, without the import
+    preamble and the benchmark harness at the end (the same in every module)."""
+    starts = [m.start() for m in (TRITON_KERNEL if device == "cuda" else CPP_KERNEL).finditer(code)]
+    starts += [i + 1 for i in (code.find("\nclass Runner"), code.find("\ndef call(")) if i >= 0]
+    start = min(starts, default=0)
+    end = code.find("\ndef get_args():")
+    return code[start : end if end >= 0 else len(code)].strip("\n") + "\n"
+
+
+def kernel_kind(name: str) -> str:
+    """pointwise, reduction, softmax, norm, convolution or matmul (epilogues), from the ops the name lists."""
+    words = set(name.split("_"))
+    return next((kind for kind, markers in KINDS if words & set(markers)), "pointwise")
+
+
+def generated_kernels(code: str, device: str) -> dict[str, str]:
+    """Kernel name -> source, in the order the generated module defines them."""
+    pattern = TRITON_KERNEL if device == "cuda" else CPP_KERNEL
+    return {match.group(1): match.group(2) for match in pattern.finditer(code)}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Build, compile, capture and time one program; a record with ``status`` ok or the failing stage."""
+    stage = "build"
+    try:
+        device = job.get("device", "cpu")
+        dtype = getattr(torch, job.get("dtype", "float32"))
+        namespace: dict[str, Any] = {"__name__": "coderlm_kernel_program"}
+        exec(compile(job["source"], job.get("program", "<program>"), "exec"), namespace)
+        torch.manual_seed(0)
+        model = namespace["Model"](*namespace["get_init_inputs"]()).eval().to(device=device, dtype=dtype)
+        inputs = [_cast(x, device, dtype) for x in namespace["get_inputs"]()]
+        stage = "compile"
+        compiled = torch.compile(model, backend="inductor")
+        with torch.no_grad():
+            began = time.perf_counter()
+            _, codes = run_and_get_code(compiled, *inputs)
+            compile_s = time.perf_counter() - began
+        stage = "capture"
+        code = "\n".join(codes)
+        sources = {}
+        for text in codes:
+            sources |= generated_kernels(text, device)
+        module = _generated_module(sources)
+        captured = _capture(module, sources, device)
+        with torch.no_grad():
+            compiled(*inputs)
+        stage = "time"
+        timings, rerun = {"kernels": {}, "graph": None}, None
+        if job.get("time", True):
+            _event("waiting")  # the collector stops the clock while this worker waits for the timing lock
+            with _locked(job.get("lock")):
+                _event("timing")
+                timings = _time_all(captured, compiled, inputs, job, device)
+                rerun = _time_all(captured, compiled, inputs, job, device) if job.get("rerun") else None
+    except Exception as exc:  # one program's failure is its record, not the collector's
+        return {
+            "status": "error",
+            "stage": stage,
+            "error": f"{type(exc).__name__}: {exc}"[:2000],
+            "traceback": traceback.format_exc()[-2000:],
+        }
+    kernels = []
+    for name, source in sources.items():
+        record = {"name": name, "kind": kernel_kind(name), "text": kernel_text(name, source)}
+        record["latency_us"] = timings["kernels"].get(name)
+        if rerun is not None:
+            record["rerun_latency_us"] = rerun["kernels"].get(name)
+        kernels.append(record)
+    graph = {
+        "text": graph_text(code, device),
+        "latency_us": timings["graph"],
+        "extern_calls": sorted(set(EXTERN_CALL.findall(code))),
+    }
+    if rerun is not None:
+        graph["rerun_latency_us"] = rerun["graph"]
+    return {
+        "status": "ok",
+        "compile_s": round(compile_s, 3),
+        "kernels": kernels,
+        "graph": graph,
+        "input_shapes": [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)],
+    }
+
+
+def _cast(value: Any, device: str, dtype: torch.dtype) -> Any:
+    if not isinstance(value, torch.Tensor):
+        return value
+    value = value.to(device)
+    return value.to(dtype) if value.is_floating_point() else value
+
+
+def _generated_module(sources: dict[str, str]):
+    """The loaded module whose globals hold the kernels (the generated ``call`` looks them up there)."""
+    for module in reversed(PyCodeCache.modules):
+        if all(hasattr(module, name) for name in sources):
+            return module
+    raise RuntimeError("the generated module with these kernels is not loaded")
+
+
+def _capture(module, sources: dict[str, str], device: str) -> dict[str, dict]:
+    """Wrap each kernel so the next run of the graph records its arguments."""
+    captured: dict[str, dict] = {}
+    for name, source in sources.items():
+        kernel = getattr(module, name)
+        entry: dict[str, Any] = {"kernel": kernel, "args": None, "in_place": _in_place_args(source, device)}
+        captured[name] = entry
+        if device == "cuda":
+            run = kernel.run
+
+            def record(*args, _entry=entry, _run=run, **kwargs):
+                _entry["args"], _entry["kwargs"] = args, kwargs
+                return _run(*args, **kwargs)
+
+            kernel.run = record
+        else:
+
+            def record(*args, _entry=entry, _kernel=kernel):
+                _entry["args"] = args
+                return _kernel(*args)
+
+            setattr(module, name, record)
+    return captured
+
+
+def _in_place_args(source: str, device: str) -> list[int]:
+    """Positions of the arguments a CPU kernel updates in place (``in_out_ptr``): restored before each call."""
+    if device == "cuda":
+        return []
+    signature = re.search(r"kernel\((.*?)\)", source, re.S)
+    names = [part.strip().split()[-1].lstrip("*") for part in signature.group(1).split(",")] if signature else []
+    return [i for i, name in enumerate(names) if name.startswith("in_out_ptr")]
+
+
+def _time_all(captured: dict[str, dict], compiled, inputs: list, job: dict, device: str) -> dict:
+    repeats, warmups = int(job.get("repeats", 30)), int(job.get("warmups", 5))
+    kernels = {}
+    for name, entry in captured.items():
+        if entry["args"] is None:
+            continue  # generated but not called on these inputs
+        kernels[name] = _time_kernel(entry, repeats, warmups, device)
+    with torch.no_grad():
+        graph = _median_us(lambda: compiled(*inputs), repeats, warmups, device)
+    return {"kernels": kernels, "graph": graph}
+
+
+def _time_kernel(entry: dict, repeats: int, warmups: int, device: str) -> float:
+    args = entry["args"]
+    if device == "cuda":
+        from triton.testing import do_bench  # the CUDA path needs triton
+
+        kernel, kwargs = entry["kernel"], entry["kwargs"]
+        return 1000.0 * float(do_bench(lambda: kernel.run(*args, **kwargs), warmup=25, rep=100))
+    kernel, in_place = entry["kernel"], entry["in_place"]
+    saved = {i: args[i].clone() for i in in_place}
+    times = []
+    for i in range(warmups + repeats):
+        for position, value in saved.items():
+            args[position].copy_(value)
+        began = time.perf_counter_ns()
+        kernel(*args)
+        if i >= warmups:
+            times.append((time.perf_counter_ns() - began) / 1000.0)
+    return float(statistics.median(times))
+
+
+def _median_us(call: Callable[[], Any], repeats: int, warmups: int, device: str) -> float:
+    times = []
+    for i in range(warmups + repeats):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        began = time.perf_counter_ns()
+        call()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        if i >= warmups:
+            times.append((time.perf_counter_ns() - began) / 1000.0)
+    return float(statistics.median(times))
+
+
+@contextlib.contextmanager
+def _locked(path: str | None):
+    if not path:
+        yield
+        return
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _event(name: str) -> None:
+    """Tell the collector which phase this job is in (a line it reads before the result)."""
+    sys.stdout.write(json.dumps({"event": name}) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    """Serve jobs from stdin until it closes: one JSON line in, one JSON line out."""
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(True)
+    inductor_config.compile_threads = 1  # the collector runs programs in parallel; no compile pool here
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        if job.get("core") is not None and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {int(job["core"])})
+        result = run_job(job)
+        torch._dynamo.reset()
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
