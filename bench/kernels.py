@@ -3,7 +3,9 @@
 Reads datasets written by ``coderlm collect kernels`` (default: ``out/kernels/kernelbench.jsonl``
 and ``out/kernels/synthetic.jsonl``), keeps the kernel rows (task ``inductor_cpp``; the whole-graph
 rows are counted, not trained on) and predicts ``latency_us`` (µs, median of >= 30 timed calls,
-one thread). Text: the kernel's name (the ops it fuses) and its C++ source. Two splits, each 80%
+one thread). Text: the kernel's name (the ops it fuses) and its C++ source, read with a line-level
+BPE (``--pretokenize lines``: a loop header becomes a handful of tokens, its bounds stay digits). Two
+splits, each 80%
 train (10% of it validates) / 20% test:
 
 - ``program``: by program: every size of a KernelBench program (and each generated program) lands
@@ -114,8 +116,14 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--max-input-len", type=int, default=768)
+    parser.add_argument("--max-input-len", type=int, default=512)
     parser.add_argument("--vocab-size", type=int, default=1024)
+    parser.add_argument(
+        "--pretokenize",
+        default="lines",
+        help="lines (default): the loop and cast boilerplate of a line merge into few tokens, the numbers "
+        "stay digits (median 154 tokens a kernel with 1024 merges; 975 with code)",
+    )
     parser.add_argument("--samples", type=int, default=64, help="samples per test kernel")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
@@ -150,7 +158,7 @@ def main() -> None:
         "seed": args.seed,
         "bucket_by_length": True,
     }
-    text = {"vocab_size": args.vocab_size, "max_input_len": args.max_input_len}
+    text = {"vocab_size": args.vocab_size, "max_input_len": args.max_input_len, "pretokenize": args.pretokenize}
     for how in args.splits.split(","):
         parts = split(data, how, args.seed)
         tr, va, te = parts["train"], parts["val"], parts["test"]
