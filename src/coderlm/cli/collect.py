@@ -31,8 +31,8 @@ def add_nas(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser(
         "nas",
         help="NAS-Bench-201 networks as ONNX text, with FLOPs, params, CPU latency",
-        description="Samples cells, builds each network in PyTorch, exports it to ONNX, "
-        "serializes it as text and labels it. Resumable: rerun the same command.",
+        description="Samples cells, builds each network's ONNX graph (the graph torch's exporter gives, "
+        "built directly), serializes it as text and labels it. Resumable: rerun the same command.",
     )
     p.add_argument("--space", choices=["nb201"], default="nb201", help="search space (default nb201)")
     p.add_argument("--count", type=int, default=200, help="networks to collect (default 200; 0 = all 15,625)")
@@ -46,11 +46,11 @@ def add_nas(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--join", help="nasbench201.csv: add its accuracies and 27 device latencies as targets")
     p.add_argument("--seed", type=int, default=0, help="which cells, in which order (default 0)")
     p.add_argument("--cells", help="file with one cell string per line: collect exactly these (not --count)")
-    p.add_argument("--workers", type=int, default=1, help="export processes (>1 adds noise to latency)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (>1 adds noise to latency)")
     p.add_argument("--cells-per-stage", type=int, default=5, help="cells per stage of the skeleton (default 5)")
     p.add_argument("--text-style", choices=TEXT_STYLES, default="compact", help="ONNX text style (docs/onnx_text.md)")
     p.add_argument("--latency-threads", type=int, default=1, help="onnxruntime threads (default 1)")
-    p.add_argument("--batch-size", type=int, default=1, help="batch size for export and latency (default 1)")
+    p.add_argument("--batch-size", type=int, default=1, help="batch size of the graph and latency (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run_nas)
 

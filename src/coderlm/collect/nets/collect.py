@@ -1,4 +1,8 @@
-"""Collect a NAS-Bench-201 dataset: cell -> PyTorch network -> ONNX -> text, with labels.
+"""Collect a NAS-Bench-201 dataset: cell -> ONNX -> text, with labels.
+
+The ONNX graph is built directly (``nb201_onnx.build_onnx``, milliseconds), not exported from
+PyTorch (``export_onnx(build_network(cell))``, seconds): the same graph, so the same text and
+labels, byte for byte (docs/onnx_text.md, "NAS-Bench-201 without the exporter").
 
 Each row of the output JSONL (the project's dataset format) holds the network as ONNX
 text, its labels as targets, the cell string as its group, and
@@ -18,8 +22,8 @@ Resume: rows are appended one at a time, flushed and fsynced; a rerun reads the 
 already in the file and collects only the others (a half-written last line, from a
 kill, is cut off first). Rows made with other settings (``cells_per_stage``, ``text_style``,
 or an older ``builder`` revision) stop the resume with an error naming the line, instead of
-mixing two kinds of text in one dataset. Exports run in ``workers`` processes; latency is measured in
-the same workers, so with ``workers > 1`` concurrent exports add noise to it.
+mixing two kinds of text in one dataset. Networks are built in ``workers`` processes; latency is
+measured in the same workers, so with ``workers > 1`` concurrent work adds noise to it.
 """
 
 from __future__ import annotations
@@ -32,10 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
-from coderlm.collect.nets.nb201 import BUILDER, all_cells, build_network, parse_cell
+from coderlm.collect.nets.nb201 import BUILDER, all_cells, parse_cell
 from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
 from coderlm.options import OptionError
 
@@ -73,15 +76,14 @@ def sample_cells(count: int | None, seed: int = 0) -> list[str]:
 
 
 def collect_one(job: NasJob) -> dict[str, Any]:
-    """Build, export, serialize and label one network; a row in the dataset format."""
-    # onnx and onnxscript load here, in the process that exports, not in a parent that only writes rows
+    """Build, serialize and label one network; a row in the dataset format."""
+    # onnx loads here, in the process that builds, not in a parent that only writes rows
+    from coderlm.collect.nets.nb201_onnx import build_onnx
     from coderlm.collect.nets.onnx_cost import graph_cost
-    from coderlm.collect.nets.onnx_export import export_onnx
     from coderlm.collect.nets.onnx_text import onnx_to_text
 
-    torch.manual_seed(0)  # weights never reach the text; fixed anyway for reproducible latency inputs
-    network = build_network(job.cell, cells_per_stage=job.cells_per_stage)
-    model = export_onnx(network, (job.batch_size, 3, 32, 32))
+    # the graph export_onnx(build_network(cell)) gives, built directly; weights seeded (they never reach the text)
+    model = build_onnx(job.cell, job.cells_per_stage, job.batch_size)
     targets: dict[str, float] = {}
     if {"flops", "macs", "params"} & set(job.labels):
         cost = graph_cost(model)
@@ -203,14 +205,9 @@ def collect_nas(
 
 
 def _run(jobs: list[NasJob], workers: int) -> Iterator[dict[str, Any]]:
-    """Rows in job order; each export runs on one torch thread (the caller's setting is restored)."""
+    """Rows in job order, from this process or from ``workers`` spawned ones."""
     if workers == 1 or len(jobs) <= 1:
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield from map(collect_one, jobs)
-        finally:
-            torch.set_num_threads(before)
+        yield from map(collect_one, jobs)
         return
-    with get_context("spawn").Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-        yield from pool.imap(collect_one, jobs)
+    with get_context("spawn").Pool(workers) as pool:
+        yield from pool.imap(collect_one, jobs, chunksize=8)
