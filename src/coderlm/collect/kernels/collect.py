@@ -142,6 +142,7 @@ def collect_kernels(
         dynamic_ncols=True,
     )
     began, tried, kept = time.perf_counter(), 0, 0
+    stats = _Stats(out / f"{source}.stats.json", log, workers, timing, here)
     try:
         with JsonlAppender(dataset) as rows, JsonlAppender(log) as runs:
             for job, result in _run(todo, workers, device, timing, out):
@@ -153,9 +154,11 @@ def collect_kernels(
                 tried, kept = tried + 1, kept + kernels
                 bar.update(1)
                 bar.set_postfix(kernels=kept)
+                if tried % 20 == 0:  # a killed run keeps its figures up to here
+                    stats.write(time.perf_counter() - began)
     finally:
         bar.close()
-        _write_stats(out / f"{source}.stats.json", log, time.perf_counter() - began, workers, timing, here)
+        stats.write(time.perf_counter() - began)
     return KernelReport(dataset, len(jobs), len(jobs) - len(todo), tried, kept)
 
 
@@ -273,24 +276,30 @@ def _check_machine(dataset: Path, here: dict) -> None:
         return  # every row of a dataset is written by runs that passed this check
 
 
-def _write_stats(path: Path, log: Path, wall_s: float, workers: int, timing: Timing, here: dict) -> None:
-    previous = _read_json(path)
-    statuses, levels, kernels = Counter(), {}, 0
-    for _, row in read_rows(log) if log.is_file() else ():
-        statuses[row["status"]] += 1
-        levels.setdefault(row["level"], Counter())[row["status"]] += 1
-        kernels += row.get("kernels", 0)
-    stats = {
-        "programs": dict(statuses),
-        "by_level": {level: dict(counts) for level, counts in sorted(levels.items())},
-        "kernels": kernels,
-        "wall_s": previous.get("wall_s", 0.0) + wall_s,
-        "sessions": previous.get("sessions", 0) + 1,
-        "workers": workers,
-        "timing": dataclasses.asdict(timing),
-        "machine": here,
-    }
-    write_atomic(path, json.dumps(stats, indent=2) + "\n")
+class _Stats:
+    """``<source>.stats.json``: counts per status and level from the runs log, wall time summed over runs."""
+
+    def __init__(self, path: Path, log: Path, workers: int, timing: Timing, here: dict) -> None:
+        self.path, self.log, self.workers, self.timing, self.here = path, log, workers, timing, here
+        self.before = _read_json(path)  # earlier runs' totals
+
+    def write(self, wall_s: float) -> None:
+        statuses, levels, kernels = Counter(), {}, 0
+        for _, row in read_rows(self.log) if self.log.is_file() else ():
+            statuses[row["status"]] += 1
+            levels.setdefault(row["level"], Counter())[row["status"]] += 1
+            kernels += row.get("kernels", 0)
+        stats = {
+            "programs": dict(statuses),
+            "by_level": {level: dict(counts) for level, counts in sorted(levels.items())},
+            "kernels": kernels,
+            "wall_s": self.before.get("wall_s", 0.0) + wall_s,
+            "sessions": self.before.get("sessions", 0) + 1,
+            "workers": self.workers,
+            "timing": dataclasses.asdict(self.timing),
+            "machine": self.here,
+        }
+        write_atomic(self.path, json.dumps(stats, indent=2) + "\n")
 
 
 def _read_json(path: Path) -> dict:
