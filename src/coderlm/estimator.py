@@ -8,9 +8,8 @@ Follows scikit-learn's conventions: ``__init__`` only stores its arguments,
     >>> rlm.predict_interval(new_texts, 0.9)    # (n, k, 2)
     >>> rlm.save("run/"); RegressionLM.load("run/")
 
-``fit`` is a pipeline over the library's parts: rows are checked and their targets spelled
-(``training.examples``), the tokenizer and network are built (``model.build``), tensors made,
-validation chosen (``training.validation``), and the ``training.Trainer`` runs.
+``fit`` is a pipeline over the library's parts: rows are checked and their targets spelled (``training.examples``),
+the tokenizer and network built (``model.build``), validation chosen (``training.validation``), the trainer run.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import numpy as np
 import torch
 
 from coderlm.data.checks import check_targets, check_texts
+from coderlm.decoding.calibration import Calibration, calibrate
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import allowed_log_probs, sample_inputs
 from coderlm.devices import resolve_device
@@ -33,7 +33,6 @@ from coderlm.model.config import size_options
 from coderlm.model.files import CONFIG_FILE, TOKENIZER_FILE, SavedModel, read_model, save_tokenizer, write_model
 from coderlm.model.hf_encoder import SCRATCH
 from coderlm.model.transfer import check_same_number_tokens
-from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.text import TokenBatch, load_tokenizer
@@ -145,7 +144,7 @@ class RegressionLM:
         target_tokens = encode_targets(codec, rows.values, missing)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed)
-        self.codec_, self.tokenizer_, self.objectives_ = codec, tokenizer, names
+        self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
         tokens = self._encode(rows.texts)
         self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
         if run_dir is not None:
@@ -222,8 +221,7 @@ class RegressionLM:
         seed: int | None = None,
     ) -> np.ndarray:
         """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values."""
-        ids = self.sample_tokens(texts, num_samples, temperature, seed)
-        return self.codec_.decode(ids)
+        return self.codec_.decode(self.sample_tokens(texts, num_samples, temperature, seed))
 
     def sample_tokens(
         self,
@@ -254,9 +252,20 @@ class RegressionLM:
         """Sample quantiles (n, k, len(q))."""
         return quantiles(self.sample(texts), np.asarray(q, dtype=np.float64))
 
-    def predict_interval(self, texts: Sequence[str], level: float = 0.9) -> np.ndarray:
-        """Central intervals (n, k, 2) holding ``level`` of the predictive samples."""
-        return central_interval(self.sample(texts), level)
+    def predict_interval(self, texts: Sequence[str], level: float = 0.9, calibrated: bool = True) -> np.ndarray:
+        """Central intervals (n, k, 2) holding ``level`` of the samples; widened by the model's conformal
+        calibration when it has one (``calibrate``), so that they cover ``level`` of new values."""
+        samples = self.sample(texts)
+        calibration = getattr(self, "calibration_", None) if calibrated else None
+        return calibration.interval(samples, level) if calibration else central_interval(samples, level)
+
+    def calibrate(self, texts: Sequence[str], targets, seed: int | None = 0) -> Calibration:
+        """Split-conformal calibration on held-out rows (``decoding.calibration``), kept as ``calibration_``
+        (and saved with the model)."""
+        self._check_fitted()
+        values = check_targets(targets, len(check_texts(texts)), self.codec_.num_objectives, (), allow_nan=True)
+        self.calibration_ = calibrate(self.sample(texts, seed=seed), values)
+        return self.calibration_
 
     @torch.no_grad()
     def log_prob(self, texts: Sequence[str], targets, per_objective: bool = False) -> np.ndarray:
@@ -288,7 +297,8 @@ class RegressionLM:
         return self._write_files(Path(path))
 
     def _write_files(self, path: Path) -> Path:
-        fitted = (self.network_, self.tokenizer_, self.codec_, self.fit_report_)
+        calibration = self.calibration_.to_dict() if getattr(self, "calibration_", None) else None
+        fitted = (self.network_, self.tokenizer_, self.codec_, self.fit_report_, calibration)
         return write_model(path, type(self).__name__, SavedModel(self._params_dict(), self.objectives_, *fitted))
 
     @classmethod
@@ -304,12 +314,11 @@ class RegressionLM:
             raise ValueError(f"{Path(path) / CONFIG_FILE}: {exc}") from exc
         rlm.network_, rlm.tokenizer_, rlm.codec_ = saved.network, saved.tokenizer, saved.codec
         rlm.objectives_, rlm.fit_report_ = saved.objectives, saved.fit_report
+        if saved.calibration is not None:
+            rlm.calibration_ = Calibration.from_dict(saved.calibration)
         return rlm
 
-    @property
-    def model_(self) -> EncoderDecoder:
-        """Older name of ``network_`` (the fitted network; ``model`` holds its options)."""
-        return self.network_
+    model_ = property(lambda self: self.network_, doc="Older name of ``network_`` (``model`` holds its options).")
 
     # ------------------------------------------------------------- helpers
     @classmethod

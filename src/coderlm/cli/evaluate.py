@@ -1,5 +1,7 @@
 """``coderlm evaluate``: a trained run (or several, pooled) on a test set, beside baselines trained on
-the same training set; writes report.md, metrics.json, comparison.json and plots."""
+the same training set; writes report.md, metrics.json, comparison.json and plots. Coverage and width of
+the 50/80/90% intervals are reported, and again after conformal calibration when the model has one
+(``coderlm calibrate``)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from coderlm.ensemble import load_models, pooled_samples
 from coderlm.evaluation import evaluate, markdown_table, to_json, write_report
 from coderlm.evaluation.baselines import BASELINES, make_baseline
 from coderlm.evaluation.baselines.regression_head import options_like
+
+LEVELS = (0.5, 0.8, 0.9)  # interval levels whose coverage is reported (before and after calibration)
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -91,10 +95,16 @@ def evaluate_run(
     samples = pooled_samples(models, arrays.texts, num_samples, seed)
     stages.update(1)
     predicted = point_estimate(samples)
-    intervals = {level: central_interval(samples, level) for level in (0.5, 0.9)}
+    intervals = {level: central_interval(samples, level) for level in LEVELS}
+    calibration = getattr(rlm, "calibration_", None) if len(models) == 1 else None  # pooled samples: not calibrated
+    calibrated = (
+        {level: calibration.interval(samples, level) for level in calibration.promised()} if calibration else None
+    )
     groups = arrays.groups if any(arrays.groups) else None
     tasks = arrays.tasks if any(arrays.tasks) else None
-    metrics = {"rlm": evaluate(predicted, arrays.targets, rlm.objectives_, tasks, groups, intervals)}
+    metrics = {
+        "rlm": evaluate(predicted, arrays.targets, rlm.objectives_, tasks, groups, intervals, calibrated=calibrated)
+    }
     rows = [_summary_row("rlm", metrics["rlm"], rlm.objectives_)]
     for name in baselines:
         stages.set_postfix_str(f"baseline {name}: fit on {len(train_arrays)}, predict {len(arrays)}")

@@ -127,15 +127,19 @@ def predict_records(
     all_samples: bool = False,
     seed: int | None = 0,
 ) -> list[dict]:
-    """One flat record per input: median, interval bounds (and samples) per objective.
+    """One flat record per input: median, interval bounds (and samples) per objective. A model calibrated
+    for ``level`` (``coderlm calibrate``) gives its conformal interval (``calibrated``: true).
 
     Given several models, each draws ``num_samples`` and the estimates come from all of them pooled."""
     models = [rlm] if isinstance(rlm, RegressionLM) else list(rlm)
     samples = pooled_samples(models, [text for _, text in inputs], num_samples, seed)
-    medians, intervals = point_estimate(samples), central_interval(samples, level)
+    calibration = getattr(models[0], "calibration_", None) if len(models) == 1 else None  # pooled: not calibrated
+    calibrated = calibration is not None and level in calibration.promised()
+    medians = point_estimate(samples)
+    intervals = calibration.interval(samples, level) if calibrated else central_interval(samples, level)
     records = []
     for i, (name, _) in enumerate(inputs):
-        record: dict[str, Any] = {"input": name}
+        record: dict[str, Any] = {"input": name, "calibrated": calibrated}
         for j, objective in enumerate(models[0].objectives_):
             record[objective] = _num(medians[i, j])
             record[f"{objective}_lower"] = _num(intervals[i, j, 0])

@@ -75,6 +75,13 @@ def _directions(objectives: Sequence[str], lower_is_better) -> list[bool]:
     return flags
 
 
+def _relative_width(low: np.ndarray, high: np.ndarray, predicted: np.ndarray) -> float | None:
+    """Median of (upper - lower) / |prediction| over rows where all three are finite and the prediction is not 0."""
+    width = (high - low) / np.abs(predicted)
+    width = width[np.isfinite(width)]
+    return float(np.median(width)) if width.size else None
+
+
 def coverage_key(level: float) -> str:
     """0.9 -> 'coverage_90', 0.975 -> 'coverage_97.5'."""
     return f"coverage_{level * 100:g}"
@@ -88,10 +95,13 @@ def evaluate(
     groups: Sequence[str] | None = None,
     intervals: Mapping[float, np.ndarray] | None = None,
     lower_is_better: bool | Sequence[bool] | Mapping[str, bool] | None = None,
+    calibrated: Mapping[float, np.ndarray] | None = None,
 ) -> dict:
     """Metrics for (n, k) predictions against (n, k) measurements, per task and objective.
 
-    ``intervals`` maps a level in (0, 1) to (n, k, 2) lower and upper bounds.
+    ``intervals`` maps a level in (0, 1) to (n, k, 2) lower and upper bounds; ``calibrated`` the same after
+    conformal calibration. Each gives ``coverage_<percent>`` (``..._calibrated``) and ``width_<percent>``
+    (``..._calibrated``): the median interval width relative to the prediction.
     ``groups`` labels rows that compete with each other (say, configurations of one
     program); a group never spans tasks, so in ``"all"`` groups are (task, group).
     ``lower_is_better``: one flag for all objectives, one per objective, or a dict by
@@ -107,13 +117,14 @@ def evaluate(
     task_labels = _labels("tasks", tasks, n)
     group_labels = _labels("groups", groups, n)
     bounds = {}
-    for level, arr in (intervals or {}).items():
-        if not 0 < level < 1:
-            raise ValueError(f"interval levels must be in (0, 1), got {level}")
-        arr = np.asarray(arr, dtype=np.float64)
-        if arr.shape != (n, len(objectives), 2):
-            raise ValueError(f"intervals[{level}] must have shape {(n, len(objectives), 2)}, got {arr.shape}")
-        bounds[float(level)] = arr
+    for suffix, given in (("", intervals), ("_calibrated", calibrated)):
+        for level, arr in (given or {}).items():
+            if not 0 < level < 1:
+                raise ValueError(f"interval levels must be in (0, 1), got {level}")
+            arr = np.asarray(arr, dtype=np.float64)
+            if arr.shape != (n, len(objectives), 2):
+                raise ValueError(f"intervals[{level}] must have shape {(n, len(objectives), 2)}, got {arr.shape}")
+            bounds[(float(level), suffix)] = arr
     flags = _directions(objectives, lower_is_better)
 
     selections: dict[str, np.ndarray] = {}
@@ -134,8 +145,10 @@ def evaluate(
         for j, name in enumerate(objectives):
             pj, mj = p[rows, j], m[rows, j]
             entry = regression_metrics(pj, mj)
-            for level in sorted(bounds):
-                entry[coverage_key(level)] = interval_coverage(bounds[level][rows, j, 0], bounds[level][rows, j, 1], mj)
+            for level, suffix in sorted(bounds):
+                low, high = bounds[(level, suffix)][rows, j, 0], bounds[(level, suffix)][rows, j, 1]
+                entry[coverage_key(level) + suffix] = interval_coverage(low, high, mj)
+                entry[f"width_{level * 100:g}{suffix}"] = _relative_width(low, high, pj)
             if group_labels is not None:
                 task_groups = [group_labels[i] for i in rows]
                 entry["group_spearman"] = group_spearman(pj, mj, task_groups)
@@ -191,8 +204,10 @@ def _summary_rows(entries: Mapping[str, Mapping]) -> list[dict]:
             ("mape", "MAPE"),
         ):
             row[header] = entry.get(key)
-        coverage = sorted((k for k in entry if k.startswith("coverage_")), key=lambda k: float(k[9:]))
-        row.update({f"coverage {k[9:]}": entry[k] for k in coverage})
+        coverage = sorted(
+            (k for k in entry if k.startswith("coverage_")), key=lambda k: (float(k[9:].split("_")[0]), k)
+        )
+        row.update({f"coverage {k[9:].replace('_calibrated', ' cal')}": entry[k] for k in coverage})
         if isinstance(entry.get("group_spearman"), Mapping):
             row["group spearman"] = entry["group_spearman"].get("mean")
         if isinstance(entry.get("best_of_group"), Mapping):

@@ -27,6 +27,7 @@ from coderlm.text import BPETokenizer, PretrainedTokenizer, load_tokenizer
 from coderlm.text.hf_tokenizer import SETTINGS_FILE
 
 CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE = "config.json", "model.safetensors", "tokenizer.json"
+CALIBRATION_FILE = "calibration.json"  # optional: conformal scores from ``coderlm calibrate``
 
 
 def save_tokenizer(folder: Path, tokenizer: BPETokenizer | PretrainedTokenizer) -> None:
@@ -46,6 +47,7 @@ class SavedModel:
     tokenizer: BPETokenizer | PretrainedTokenizer
     codec: NumberCodec
     fit_report: dict[str, Any]
+    calibration: dict[str, Any] | None = None  # ``decoding.calibration.Calibration.to_dict()``
 
 
 def write_model(folder: Path, kind: str, saved: SavedModel) -> Path:
@@ -62,8 +64,17 @@ def write_model(folder: Path, kind: str, saved: SavedModel) -> Path:
     }
     state = {k: v.detach().cpu().contiguous() for k, v in saved.network.state_dict().items()}
     write_atomic(folder / WEIGHTS_FILE, safetensors_bytes(state))
+    write_calibration(folder, saved.calibration)  # a calibration of an earlier model would not hold
     write_atomic(folder / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
     return folder
+
+
+def write_calibration(folder: Path, calibration: dict[str, Any] | None) -> None:
+    """``calibration.json`` beside the model, or none."""
+    if calibration is None:
+        (folder / CALIBRATION_FILE).unlink(missing_ok=True)
+    else:
+        write_atomic(folder / CALIBRATION_FILE, json.dumps(calibration) + "\n")
 
 
 def read_model(folder: Path, kind: str, device: str) -> SavedModel:
@@ -75,7 +86,14 @@ def read_model(folder: Path, kind: str, device: str) -> SavedModel:
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{folder / CONFIG_FILE}: {exc}") from exc
     network = read_network(folder, record, device)
-    return SavedModel(params, objectives, network, read_tokenizer(folder), codec, record.get("fit_report", {}))
+    calibration = None
+    if (folder / CALIBRATION_FILE).is_file():
+        try:
+            calibration = json.loads((folder / CALIBRATION_FILE).read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{folder / CALIBRATION_FILE}: {exc}") from exc
+    fitted = (network, read_tokenizer(folder), codec, record.get("fit_report", {}), calibration)
+    return SavedModel(params, objectives, *fitted)
 
 
 def network_record(network: EncoderDecoder) -> dict[str, Any]:
