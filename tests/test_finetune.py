@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from coderlm import IEEE, P10, RegressionLM
+from coderlm import IEEE, P10, NumberCodec, RegressionLM
 from coderlm.cli import main
 from coderlm.data.toy import line_count_task
 from coderlm.training.batches import TokenTensors
@@ -144,3 +144,18 @@ def test_cli_train_init(base, tmp_path, capsys):
     assert main(["train", "--init", path, "--data", str(data), "--out", str(tmp_path / "c"), "--steps", "1",
                  "--encoder-layers", "5", "--no-progress"]) == 2  # fmt: skip
     assert "encoder_layers=5" in capsys.readouterr().err
+
+
+def test_context_objectives_are_teacher_forced_not_learned(base):
+    rlm, path = base
+    texts, targets = line_count_task(32, seed=5)
+    rows = [[t, 2 * t] for t in targets]
+    codec = NumberCodec(P10(), 2)
+    encoded = encode_targets(codec, np.asarray(rows, dtype=np.float64), "error", [False, True])
+    length = codec.length
+    assert (encoded.weights[:, :length] == 0).all() and (encoded.weights[:, length:] == 1).all()
+    tuned = RegressionLM(training={"steps": 2, "batch_size": 16, "progress": False})
+    tuned.fit(texts, rows, objectives=["lines", "double"], context=["lines"], init=path)
+    assert tuned.objectives_ == ["lines", "double"]
+    with pytest.raises(ValueError, match=r"context must name some but not all of the objectives"):
+        tuned.fit(texts, rows, objectives=["lines", "double"], context=["speed"], init=path)

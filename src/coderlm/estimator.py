@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from coderlm.builtin import model_folder
 from coderlm.data.checks import check_targets, check_texts
 from coderlm.decoding.calibration import Calibration, calibrate
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
@@ -37,7 +38,7 @@ from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
-from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets
+from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
@@ -118,6 +119,7 @@ class RegressionLM:
         run_dir: str | Path | None = None,
         resume: bool = False,
         init: str | Path | RegressionLM | None = None,
+        context: Sequence[str] = (),
     ) -> RegressionLM:
         """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats.
 
@@ -132,16 +134,18 @@ class RegressionLM:
             init: fine-tune from this trained model (a saved model, run folder or fitted ``RegressionLM``):
                 its tokenizer, architecture (``model`` may set ``dropout``), number format and specials
                 are kept; the objectives may be new; the learning rate defaults to 5e-5.
+            context: objectives given as context only: the later ones are conditioned on their values, which are
+                not learned (transfer to a new objective, given the init model's own predictions of the others).
         """
         base = self._init_model(init) if init is not None else None
         specials = self._specials(base, missing)
         rows = check_rows(texts, targets, tasks, missing=missing, specials=specials)
-        names = _objective_names(objectives, rows.num_objectives)
+        names, trained = objective_names(objectives, rows.num_objectives, context)
         options = size_options(self.model, type(self).__name__)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
-        target_tokens = encode_targets(codec, rows.values, missing)
+        target_tokens = encode_targets(codec, rows.values, missing, trained)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed)
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
@@ -151,7 +155,7 @@ class RegressionLM:
             save_tokenizer(run_dir, tokenizer)  # before any weights: a resume needs it
         device = torch.device(self._device())
         make_tensors = TensorMaker(self.network_, config, run_dir, self._input_len(), device, self.fit_report_)
-        val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors)
+        val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors, trained)
         sampler = BatchSampler.for_config(len(rows.texts), config, rows.tasks, tokens.mask.sum(1))
         objective, data = LossOf(self.network_), make_tensors(tokens, target_tokens)
         trainer = Trainer(objective, config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device)
@@ -199,7 +203,7 @@ class RegressionLM:
             return new_network(tokenizer, codec, options, self.max_input_len, seed)
         return finetuned_network(base.network_, codec, options, seed)
 
-    def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors):
+    def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained):
         """What validation minimizes (``val_metric``): the likelihood of the targets, or 1 - rank correlation."""
         if texts is None:
             return None
@@ -210,7 +214,7 @@ class RegressionLM:
             samples = lambda: self.codec_.decode(self._sample_ids(tokens, config.val_samples, None, 0))  # noqa: E731
             return ranking_validation(samples, val.values, val.tasks)
         tokens = self.tokenizer_.encode(val.texts, self._input_len())
-        return likelihood_validation(make_tensors(tokens, encode_targets(self.codec_, val.values, missing)))
+        return likelihood_validation(make_tensors(tokens, encode_targets(self.codec_, val.values, missing, trained)))
 
     # ------------------------------------------------------------- predict
     def sample(
@@ -221,7 +225,8 @@ class RegressionLM:
         seed: int | None = None,
     ) -> np.ndarray:
         """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values."""
-        return self.codec_.decode(self.sample_tokens(texts, num_samples, temperature, seed))
+        ids = self.sample_tokens(texts, num_samples, temperature, seed)  # checks the model is fitted
+        return self.codec_.decode(ids)
 
     def sample_tokens(
         self,
@@ -303,15 +308,16 @@ class RegressionLM:
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> RegressionLM:
-        """Load a model written by ``save``; errors name the missing or bad file."""
-        saved = read_model(Path(path), cls.__name__, resolve_device(device))
+        """Load a model written by ``save`` (or ``builtin:<name>``); errors name the missing or bad file."""
+        path = model_folder(path)
+        saved = read_model(path, cls.__name__, resolve_device(device))
         params = saved.params | {"specials": tuple(saved.params.get("specials", ())), "device": device}
         if params.get("number_format") is not None:
             params["number_format"] = format_from_dict(params["number_format"])
         try:
             rlm = cls(**params)
         except TypeError as exc:
-            raise ValueError(f"{Path(path) / CONFIG_FILE}: {exc}") from exc
+            raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
         rlm.network_, rlm.tokenizer_, rlm.codec_ = saved.network, saved.tokenizer, saved.codec
         rlm.objectives_, rlm.fit_report_ = saved.objectives, saved.fit_report
         if saved.calibration is not None:
@@ -329,7 +335,7 @@ class RegressionLM:
             return init
         if not isinstance(init, (str, Path)):
             raise ValueError(f"init must be a saved model folder or a fitted RegressionLM, got {type(init).__name__}")
-        if not (Path(init) / CONFIG_FILE).is_file():
+        if not (model_folder(init) / CONFIG_FILE).is_file():
             raise FileNotFoundError(
                 f"init={str(init)!r} holds no trained model ({CONFIG_FILE} is missing; "
                 "a run folder has one once its training has finished)"
@@ -364,13 +370,8 @@ class RegressionLM:
         """Input token ids as a model with context ``input_len`` reads them; truncation is reported."""
         tokens = tokenizer.encode(texts, input_len)
         if tokens.truncated:
-            log.warning(
-                "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)",
-                tokens.truncated,
-                len(tokens.lengths),
-                input_len,
-                int(tokens.lengths.max()),
-            )
+            message = "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)"
+            log.warning(message, tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()))
         return tokens
 
     def _input_len(self) -> int:
@@ -384,13 +385,6 @@ class RegressionLM:
 
 def _constructor_params(cls: type) -> list[str]:
     return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-
-
-def _objective_names(objectives: Sequence[str] | None, k: int) -> list[str]:
-    names = list(objectives) if objectives is not None else [f"y{j}" for j in range(k)]
-    if len(names) != k:
-        raise ValueError(f"got {len(names)} objective names for {k} objectives")
-    return names
 
 
 def _run_dir(run_dir: str | Path | None, resume: bool) -> Path | None:

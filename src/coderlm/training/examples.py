@@ -78,6 +78,17 @@ def check_rows(
     )
 
 
+def objective_names(objectives: Sequence[str] | None, k: int, context: Sequence[str] = ()) -> tuple[list, list]:
+    """The k objectives' names (default y0..) and whether each is learned (not a ``context`` objective)."""
+    names = list(objectives) if objectives is not None else [f"y{j}" for j in range(k)]
+    if len(names) != k:
+        raise ValueError(f"got {len(names)} objective names for {k} objectives")
+    unknown = sorted(set(context) - set(names))
+    if unknown or (names and set(context) >= set(names)):
+        raise OptionError("context", f"must name some but not all of the objectives {names}, got {list(context)}")
+    return names, [name not in context for name in names]
+
+
 @dataclasses.dataclass(frozen=True)
 class TargetTokens:
     """Targets spelled by a codec: token ids (n, k * L) and a loss weight per token (0 = missing)."""
@@ -88,8 +99,11 @@ class TargetTokens:
     underflow: int  # nonzero targets flushed to zero
 
 
-def encode_targets(codec: NumberCodec, values: np.ndarray, missing: str) -> TargetTokens:
-    """Spell ``values`` (n, k); with ``missing="mask"``, NaN targets get zero weight."""
+def encode_targets(
+    codec: NumberCodec, values: np.ndarray, missing: str, trained: Sequence[bool] | None = None
+) -> TargetTokens:
+    """Spell ``values`` (n, k); with ``missing="mask"``, NaN targets get zero weight, and so do objectives
+    whose ``trained`` flag is False (context: teacher-forced, not learned)."""
     present = ~np.isnan(values) if missing == "mask" else np.ones(values.shape, bool)
     if missing == "mask" and not present.any(axis=0).all():
         empty = [j for j in range(values.shape[1]) if not present[:, j].any()]
@@ -102,7 +116,8 @@ def encode_targets(codec: NumberCodec, values: np.ndarray, missing: str) -> Targ
             encoded.overflow,
             encoded.underflow,
         )
-    weights = np.repeat(present, codec.length, axis=1).astype(np.float32)
+    learned = present & (np.asarray(trained, bool)[None, :] if trained is not None else True)
+    weights = np.repeat(learned, codec.length, axis=1).astype(np.float32)
     return TargetTokens(encoded.ids, weights, encoded.overflow, encoded.underflow)
 
 
