@@ -147,7 +147,7 @@ def test_cli_train_init(base, tmp_path, capsys):
 
 
 def test_context_objectives_are_teacher_forced_not_learned(base):
-    rlm, path = base
+    _, path = base
     texts, targets = line_count_task(32, seed=5)
     rows = [[t, 2 * t] for t in targets]
     codec = NumberCodec(P10(), 2)
