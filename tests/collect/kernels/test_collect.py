@@ -1,6 +1,7 @@
 """Compiling with TorchInductor and timing each kernel: failures are records, resumes add nothing twice."""
 
 import json
+import math
 
 import pytest
 
@@ -81,7 +82,7 @@ def collected(tmp_path_factory):
     ):
         (data / "level2" / f"{number}_{name}.py").write_text(source)
     out = tmp_path_factory.mktemp("out")
-    timing = Timing(repeats=5, warmups=1, min_us=0.0, rerun_share=1.0, timeout_s=20.0)
+    timing = Timing(repeats=5, warmups=1, min_us=0.0, rerun_share=1.0, timeout_s=60.0)  # a loaded machine compiles slowly
     report = collect_kernels(out, data=data, levels=["level2"], draws=1, workers=2, timing=timing, progress=False)
     return data, out, report, timing
 
@@ -92,7 +93,7 @@ def test_failures_are_recorded_with_their_reason_and_the_run_goes_on(collected):
     runs = {row["program"].split("/")[-1]: row for row in map(json.loads, (out / "kernelbench.runs.jsonl").open())}
     assert runs["1_Good"]["status"] == "ok"
     assert runs["2_Broken"]["status"] == "error" and runs["2_Broken"]["stage"] == "compile"
-    assert runs["3_Hangs"]["status"] == "timeout" and "20 s" in runs["3_Hangs"]["error"]
+    assert runs["3_Hangs"]["status"] == "timeout" and "60 s" in runs["3_Hangs"]["error"]
     assert runs["4_Crashes"]["status"] == "crashed" and "-9" in runs["4_Crashes"]["error"]
     stats = json.loads((out / "kernelbench.stats.json").read_text())
     assert stats["programs"] == {"ok": 1, "error": 1, "timeout": 1, "crashed": 1}
@@ -143,6 +144,6 @@ def test_predict_reads_kernel_sources_and_compiles_pytorch_programs(collected, t
     assert main(["predict", "--model", str(run), "--kernels", str(program), str(kernel), "--num-samples", "4"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["input"] for r in records] == [f"{program}:{name}" for name in names] + [str(kernel)]
-    assert all(r["latency_us"] > 0 for r in records)
+    assert all(math.isfinite(r["latency_us"]) for r in records)  # a 2-step model: any number, even negative
     assert main(["predict", "--model", str(run), "--kernels", str(data / "level2" / "2_Broken.py")]) == 2
     assert "error while compiling (compile)" in capsys.readouterr().err
