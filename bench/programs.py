@@ -1,8 +1,12 @@
 """Programs: per-language Spearman for peak memory and runtime; one RLM for all languages vs baselines.
 
-Reads the dataset written by ``coderlm collect programs`` (default ``out/programs/mbxp.jsonl``:
-MBXP problems in several languages; text = problem description + code; task = language;
-group = problem id). Two splits, each 80% train (10% of it validates) / 20% test:
+Reads the dataset written by ``coderlm collect programs`` (default ``out/programs/<corpus>.jsonl``,
+``--corpus mbxp``: MBXP problems in several languages; ``--corpus leetcode``: LeetCode solutions run
+through per-language harnesses; text = problem description + code; task = language; group = problem
+id). Memory is ``peak_memory_bytes`` for MBXP, and for LeetCode each language's exact label (the row's
+``meta.memory_label``: heap_peak_bytes for Python and C++, alloc_bytes for Java, Go, JavaScript and
+TypeScript; ``--memory-label`` picks another, e.g. ``peak_rss_bytes``). Two splits, each 80% train
+(10% of it validates) / 20% test:
 
 - ``problem``: by problem number (MBPP/17, MBCPP/17, MBJP/17 ... share one number and land in
   the same split): every test problem is unseen in training, in every language; so are the
@@ -30,6 +34,7 @@ in a language, the share of solution pairs whose predicted memory order matches 
 (50% = chance; pairs with equal measured memory left out).
 
     python bench/programs.py --data out/programs/mbxp.jsonl --json out/programs_bench.json
+    python bench/programs.py --corpus leetcode --json out/leetcode_bench.json
 
 ``--json`` is rewritten after every method, so a stopped run keeps the rows it finished.
 """
@@ -58,15 +63,24 @@ BASELINES = ["regression_head_norm", "gbdt", "knn", "length"]
 PAPER = "paper: APPS Python memory 0.930; CodeNet per language 0.347 (PHP) .. 0.748 (C++), mean > 0.5"
 
 
-def load(path: Path, languages: list[str] | None) -> dict:
+def memory_of(example, choice: str) -> str:
+    """The target standing for memory in this row: ``choice``, or with ``auto`` the row's own
+    ``meta.memory_label`` (LeetCode harness rows) else ``peak_memory_bytes`` (MBXP)."""
+    return example.meta.get("memory_label", "peak_memory_bytes") if choice == "auto" else choice
+
+
+def load(path: Path, languages: list[str] | None, memory_label: str = "auto") -> dict:
+    """Texts, targets as [memory, runtime] (memory: each row's ``memory_of``) and the second run's figures."""
     dataset = read_dataset(path)
     rows = [e for e in dataset if languages is None or e.task in languages]
+    rows = [e for e in rows if memory_of(e, memory_label) in e.targets]
     texts = [f"language: {e.task}\n{e.text}" for e in rows]
-    targets = np.array([[e.targets[o] for o in OBJECTIVES] for e in rows], dtype=np.float64)
+    names = [[memory_of(e, memory_label), "runtime_s"] for e in rows]
+    targets = np.array([[e.targets[n] for n in pair] for e, pair in zip(rows, names, strict=True)], dtype=np.float64)
     reruns = np.full_like(targets, np.nan)
     for i, e in enumerate(rows):
-        if e.meta.get("reruns"):
-            reruns[i] = [e.meta["reruns"][0][o] for o in OBJECTIVES]
+        again = (e.meta.get("reruns") or [{}])[0]
+        reruns[i] = [again.get(n, np.nan) for n in names[i]]
     return {
         "texts": texts,
         "targets": targets,
@@ -139,6 +153,9 @@ def collection_stats(data: Path) -> dict:
     minutes, sessions = stats["wall_s"] / 60, stats["sessions"]
     print(f"collection: {minutes:.1f} min wall over {sessions} session(s), {stats['workers']} workers")
     print(markdown_table(table))
+    skipped = stats.get("skipped_programs") or {}
+    if skipped:
+        print("left out (cannot be harnessed), per language: " + json.dumps(skipped))
     return stats
 
 
@@ -168,7 +185,13 @@ def write_report(args: argparse.Namespace, results: list[dict], counts: dict, st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=Path("out/programs/mbxp.jsonl"))
+    parser.add_argument("--corpus", default="mbxp", help="which collection: out/programs/<corpus>.jsonl (mbxp)")
+    parser.add_argument("--data", type=Path, help="the dataset (default: out/programs/<corpus>.jsonl)")
+    parser.add_argument(
+        "--memory-label",
+        default="auto",
+        help="the memory target: auto (each row's meta.memory_label, else peak_memory_bytes) or a target name",
+    )
     parser.add_argument("--languages", help="comma-separated subset (default: all in the file)")
     parser.add_argument("--splits", default="problem,random")
     parser.add_argument("--steps", type=int, default=3000, help="RLM training steps")
@@ -210,9 +233,10 @@ def main() -> None:
         "rewritten after every method so a stopped run keeps its finished rows",
     )
     args = parser.parse_args()
+    args.data = args.data or Path(f"out/programs/{args.corpus}.jsonl")
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (run coderlm collect programs first; see docs/programs.md)")
-    data = load(args.data, args.languages.split(",") if args.languages else None)
+    data = load(args.data, args.languages.split(",") if args.languages else None, args.memory_label)
     texts, targets, tasks, groups = data["texts"], data["targets"], data["tasks"], data["groups"]
     pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
     counts = {lang: tasks.count(lang) for lang in sorted(set(tasks))}

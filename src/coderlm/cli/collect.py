@@ -85,9 +85,10 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser(
         "programs",
         help="run a program corpus in the sandbox; memory and runtime labels",
-        description="Runs every program of a corpus (MBXP in many languages, MathQA, HumanEval) "
-        "in a worker pool, keeps the passing ones, writes <corpus>.jsonl (task = language, "
-        "group = problem) with logs and statistics. Resumable: rerun the same command.",
+        description="Runs every program of a corpus (MBXP in many languages, MathQA, HumanEval, TheAlgorithms; "
+        "LeetCode through per-language harnesses with exact memory labels) in a worker pool, keeps the "
+        "passing ones, writes <corpus>.jsonl (task = language, group = problem) with logs and statistics. "
+        "Resumable: rerun the same command.",
     )
     p.add_argument("--corpus", choices=CORPORA, default="mbxp", help="which programs (default mbxp)")
     p.add_argument("--languages", type=csv_list, default=["python"], help="comma-separated (default python)")
@@ -97,7 +98,7 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         "--solutions",
         type=csv_list,
         default=["canonical", "sample"],
-        help="canonical, sample or both (default both; MBXP samples are model completions)",
+        help="canonical, sample or both (default both; MBXP samples are model completions; leetcode: all files)",
     )
     p.add_argument("--limit", type=int, help="only the first N problems of each language")
     p.add_argument(
@@ -107,6 +108,12 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         help="what the model reads: problem description + code (default, as the paper), code only, or also the tests",
     )
     p.add_argument("--twice", action="store_true", help="profile passing programs twice (label noise ceiling)")
+    p.add_argument(
+        "--rerun-share",
+        type=float,
+        default=1.0,
+        help="with --twice: the share of programs profiled twice, chosen by key (default 1: all)",
+    )
     p.add_argument("--workers", type=int, help="parallel programs (default: number of cores)")
     p.add_argument("--runners", help="TOML runner table adding to or replacing the shipped one")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -117,7 +124,7 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
 def run_programs(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise OptionError("limit", f"must be >= 1, got {args.limit}")
-    protocol = Protocol(args.repeats, args.warmups, args.timeout, passes=2 if args.twice else 1)
+    protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
     report = collect_programs(
         args.out,
         args.corpus,

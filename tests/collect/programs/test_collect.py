@@ -1,5 +1,6 @@
 """The program collector: corpora -> sandboxed runs -> a dataset; bad programs never stop it; it resumes."""
 
+import gzip
 import json
 import shutil
 
@@ -73,6 +74,7 @@ def test_collect_keeps_passing_runs_records_failures_and_resumes(tmp_path):
         "tried": 7,
         "passed": 3,
         "failed": 2,
+        "wrong_answer": 0,
         "compile_error": 0,
         "timeout": 1,
         "crashed": 0,
@@ -193,3 +195,39 @@ def test_description_is_not_repeated_when_the_code_states_it():
     code = "def f(n):\n    return 2 * n\n"
     assert with_description("Double n.", code) == "Double n.\n\n" + code
     assert with_description("", "x = 1\n") == "x = 1\n"
+
+
+DOUBLE = (
+    '"""Doubling.\n\n>>> double(2)\n4\n"""\n\n\ndef double(n):\n    """\n    >>> double(3)\n    6\n    """\n'
+    '    return 2 * n\n\n\nif __name__ == "__main__":\n    input()\n'
+)
+WRONG = 'def half(n):\n    """\n    >>> half(4)\n    3\n    """\n    return n // 2\n'
+ALGORITHMS = [
+    {"path": "maths/double.py", "doctests": 2, "code": DOUBLE},
+    {"path": "maths/wrong.py", "doctests": 1, "code": WRONG},
+    {"path": "maths/numeric.py", "doctests": 1, "code": "import numpy as np\n"},
+    {"path": "maths/none.py", "doctests": 0, "code": "x = 1\n"},
+]
+
+
+def test_thealgorithms_runs_doctests_and_skips_what_cannot_run(tmp_path):
+    (tmp_path / "data" / "thealgorithms").mkdir(parents=True)
+    with gzip.open(tmp_path / "data" / "thealgorithms" / "python.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(row) + "\n" for row in ALGORITHMS)
+    report = collect_programs(tmp_path / "out", "thealgorithms", data=tmp_path / "data", protocol=FAST, progress=False)
+    assert (report.tried, report.passed) == (2, 1)  # the __main__ block's input() never runs
+    (row,) = read_dataset(tmp_path / "out" / "thealgorithms.jsonl")
+    assert row.group == "thealgorithms/maths/double.py" and row.targets["peak_memory_bytes"] > 0
+    stats = json.loads((tmp_path / "out" / "thealgorithms.stats.json").read_text())
+    assert stats["languages"]["python"]["failed"] == 1
+    assert stats["skipped_programs"] == {"python": {"imports a third-party package": 1, "no doctests": 1}}
+
+
+def test_a_share_of_programs_is_profiled_twice_chosen_by_key():
+    keys = [f"python/leetcode/{i:04d}/Solution.py" for i in range(2000)]
+    tenth = Protocol(passes=2, rerun_share=0.1)
+    chosen = [k for k in keys if tenth.passes_for(k) == 2]
+    assert 150 < len(chosen) < 250 and chosen == [k for k in keys if tenth.passes_for(k) == 2]  # stable
+    assert {Protocol(passes=2).passes_for(k) for k in keys} == {2} and Protocol().passes_for(keys[0]) == 1
+    with pytest.raises(OptionError, match=r"^rerun_share must be in \[0, 1\], got 1.5$"):
+        Protocol(rerun_share=1.5)

@@ -108,3 +108,20 @@ def test_runner_table_errors(tmp_path):
 def test_shipped_table_covers_the_mbxp_languages():
     assert {"python", "cpp", "java", "javascript", "typescript", "perl", "go"} <= set(RUNNERS)
     assert all(r.empty and r.install for r in RUNNERS.values())
+
+
+def test_harness_table_errors_name_the_table(tmp_path):
+    bad = tmp_path / "bad.toml"
+    base = '[x]\nfile = "a"\nrun = ["a"]\n[x.harness]\ntemplate = "t"\nmemory = ["a"]\ntime = ["a"]\n'
+    bad.write_text(base + 'labels = ["alloc_bytes"]\ncolour = "red"\n')
+    with pytest.raises(ValueError, match=r"\[x.harness\] has unknown field\(s\) \['colour'\]"):
+        load_runners(bad)
+    bad.write_text(base + 'labels = ["alloc_bytes"]\nmemory_label = "peak"\n')
+    with pytest.raises(ValueError, match="memory_label 'peak' is not one of labels"):
+        load_runners(bad)
+    bad.write_text(base)
+    with pytest.raises(ValueError, match=r"\[x.harness\] needs 'labels'"):
+        load_runners(bad)
+    bad.write_text(base + 'labels = ["alloc_bytes"]\n')
+    assert "harness template" in load_runners(bad)["x"].harness_missing()
+    assert "no [perl.harness] table" in RUNNERS["perl"].harness_missing()

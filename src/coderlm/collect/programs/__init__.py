@@ -8,6 +8,10 @@ Modules (import each one directly):
   (tracemalloc) and in-process runtime.
 - ``coderlm.collect.programs.runners``: any other language, described by data (``runners.toml``):
   compile once, run, measure.
-- ``coderlm.collect.programs.corpora``: MBXP, MathQA-Python, HumanEval -> runnable programs.
+- ``coderlm.collect.programs.corpora``: MBXP, MathQA-Python, HumanEval, TheAlgorithms -> runnable programs.
+- ``coderlm.collect.programs.leetcode`` (with ``leetcode_sdk``, ``leetcode_examples``): LeetCode statements,
+  solutions and test cases -> harness jobs, and what was left out with its reason.
+- ``coderlm.collect.programs.harness`` (templates in ``harness/``, helpers in ``support``): a solution and
+  its cases -> a program in its language; compile, exact memory labels, check, in-process time.
 - ``coderlm.collect.programs.collect``: the parallel, resumable collector (``coderlm collect programs``).
 """

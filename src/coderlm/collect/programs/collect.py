@@ -13,14 +13,19 @@
 ``<corpus>.runs.jsonl``    one line per program tried, passing or not (status, exit code,
                            stderr tail): the resume log and the failure record
 ``<corpus>.baselines.json`` each language's empty program, profiled the same way
-``<corpus>.stats.json``     per language: tried, passed, failed, compile errors, timeouts,
-                           crashes, output-limit hits; collection wall time (summed over resumes)
+``<corpus>.stats.json``     per language: tried, passed, failed, wrong answers, compile errors,
+                           timeouts, crashes, output-limit hits; programs left out by reason;
+                           collection wall time (summed over resumes)
+``<corpus>.skips.jsonl``    programs the corpus could not turn into runnable ones, with the reason
 =========================  ==============================================================
 
 Targets: for Python, ``peak_memory_bytes`` is the tests' dynamic heap peak (tracemalloc) and
 ``runtime_s`` the median in-process time of the tests (``python_profiler``); for other languages,
 the median peak RSS and wall time of the whole run step (``runners``, CodeNet's convention);
-subtract ``meta.baseline_*`` for figures net of the runtime.
+subtract ``meta.baseline_*`` for figures net of the runtime. For ``leetcode`` (``HARNESS_CORPORA``),
+each language's exact labels measured around the solution's calls (``coderlm.collect.programs.harness``:
+``heap_peak_bytes``, ``alloc_bytes``, ``alloc_count`` as the language allows), the in-process
+``runtime_s`` and the timing process's ``peak_rss_bytes``; ``meta.memory_label`` names the memory one.
 
 Programs run in a pool of ``workers`` processes (default: the number of cores). Lines are
 appended, flushed and fsynced one at a time (``coderlm.data.io.JsonlAppender``); a rerun skips
@@ -37,6 +42,7 @@ import json
 import os
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Sequence
 from multiprocessing import get_context
@@ -45,7 +51,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from coderlm.collect.programs.corpora import ProgramJob, load_jobs
+from coderlm.atomic import write_atomic
+from coderlm.collect.programs import support
+from coderlm.collect.programs.corpora import ProgramJob, load_corpus
+from coderlm.collect.programs.harness import HarnessJob, profile_harness
 from coderlm.collect.programs.python_profiler import profile_python_passes
 from coderlm.collect.programs.runners import baseline, get_runner, load_runners, profile_program
 from coderlm.collect.programs.sandbox import isolation
@@ -54,7 +63,8 @@ from coderlm.options import OptionError
 
 TEXT_MODES = ("problem+code", "code", "problem+code+tests")
 TEXT_REVISION = 2  # 1: the description was prepended even where the code already stated it
-STATUSES = ("passed", "failed", "compile_error", "timeout", "crashed", "output_limit")
+STATUSES = ("passed", "failed", "wrong_answer", "compile_error", "timeout", "crashed", "output_limit")
+HARNESS_CORPORA = ("leetcode",)  # run through per-language harnesses, with exact labels
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +72,17 @@ class Protocol:
     repeats: int = 11
     warmups: int = 3
     timeout_s: float = 10.0
-    passes: int = 1  # 2 = profile every passing program twice (the label noise ceiling)
+    passes: int = 1  # 2 = profile passing programs twice (the label noise ceiling)
+    rerun_share: float = 1.0  # with passes > 1: the share of programs profiled again (chosen by key, stable)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rerun_share <= 1.0:
+            raise OptionError("rerun_share", f"must be in [0, 1], got {self.rerun_share}")
+
+    def passes_for(self, key: str) -> int:
+        """How many times the program ``key`` is profiled: ``passes`` for a stable ``rerun_share`` of keys, else 1."""
+        chosen = zlib.crc32(key.encode()) / 2**32 < self.rerun_share
+        return self.passes if self.rerun_share >= 1.0 or chosen else 1
 
 
 @dataclasses.dataclass
@@ -106,14 +126,19 @@ def collect_programs(
     cut_torn_line(dataset)
     _check_text(dataset, text)
     skipped = {}
+    harnessed = corpus in HARNESS_CORPORA
     for language in languages:
-        problem = runners[language].missing()
+        problem = runners[language].harness_missing() if harnessed else runners[language].missing()
         if problem:
             print(f"coderlm: skipping {language}: {problem}", file=sys.stderr)
             skipped[language] = problem
     usable = [lang for lang in languages if lang not in skipped]
-    jobs = load_jobs(corpus, usable, data=data, solutions=solutions, limit=limit) if usable else []
-    baselines = _baselines(out / f"{corpus}.baselines.json", usable, runners, protocol)
+    jobs, skips = load_corpus(corpus, usable, data=data, solutions=solutions, limit=limit) if usable else ([], [])
+    _write_skips(out / f"{corpus}.skips.jsonl", skips)
+    baselines = {} if harnessed else _baselines(out / f"{corpus}.baselines.json", usable, runners, protocol)
+    for language in usable if harnessed else ():
+        harness = runners[language].harness
+        support.prepare(harness.support, harness.compile)
     done = _done_keys(log)
     todo = [job for job in jobs if job.key not in done]
     bar = None
@@ -142,32 +167,23 @@ def collect_programs(
     finally:
         if bar is not None:
             bar.close()
-        _write_stats(out / f"{corpus}.stats.json", log, time.perf_counter() - start, skipped, protocol, workers)
+        elapsed = time.perf_counter() - start
+        _write_stats(out / f"{corpus}.stats.json", log, elapsed, skipped, protocol, workers, skips)
     return CollectReport(dataset, len(jobs), len(jobs) - len(todo), tried, passed, skipped)
 
 
-def profile_job(task: tuple[ProgramJob, Any, Protocol]) -> tuple[ProgramJob, dict[str, Any]]:
+def profile_job(task: tuple[ProgramJob | HarnessJob, Any, Protocol]) -> tuple[ProgramJob | HarnessJob, dict[str, Any]]:
     """One program, profiled in this process (the pool's unit of work); never raises for the program."""
     job, runner, protocol = task
+    options = {"repeats": protocol.repeats, "warmups": protocol.warmups, "timeout_s": protocol.timeout_s}
+    passes = protocol.passes_for(job.key)
     try:
-        if job.language == "python":
-            record = profile_python_passes(
-                job.code,
-                job.tests,
-                protocol.passes,
-                repeats=protocol.repeats,
-                warmups=protocol.warmups,
-                timeout_s=protocol.timeout_s,
-            )
+        if isinstance(job, HarnessJob):
+            record = profile_harness(job, runner, passes=passes, **options)
+        elif job.language == "python":
+            record = profile_python_passes(job.code, job.tests, passes, module=job.module, **options)
         else:
-            record = profile_program(
-                job.source,
-                runner,
-                repeats=protocol.repeats,
-                warmups=protocol.warmups,
-                timeout_s=protocol.timeout_s,
-                passes=protocol.passes,
-            )
+            record = profile_program(job.source, runner, passes=passes, **options)
     except Exception as exc:  # a harness fault on one program must not stop the collection
         record = {"status": "harness_error", "stderr_tail": f"{type(exc).__name__}: {exc}"}
     return job, record
@@ -190,9 +206,11 @@ def with_description(description: str, code: str) -> str:
     return f"{description}\n\n{code}"
 
 
-def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
+def _row(job: ProgramJob | HarnessJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
     code = job.source if text == "problem+code+tests" else job.code
     body = code if text == "code" else with_description(job.description, code)
+    if isinstance(job, HarnessJob):
+        return _harness_row(job, record, text, body)
     meta = {
         "key": job.key,
         "solution": job.solution,
@@ -209,6 +227,30 @@ def _row(job: ProgramJob, record: dict[str, Any], text: str, base: dict[str, Any
         meta["baseline_runtime_s"] = base["runtime_s"]
     targets = {"peak_memory_bytes": float(record["peak_memory_bytes"]), "runtime_s": float(record["runtime_s"])}
     return {"text": body, "targets": targets, "task": job.language, "group": job.problem, "meta": meta}
+
+
+def _harness_row(job: HarnessJob, record: dict[str, Any], text: str, body: str) -> dict[str, Any]:
+    """Targets: the language's exact labels, ``runtime_s`` (in-process) and ``peak_rss_bytes`` (the timing
+    process); ``meta.memory_label`` names the label that stands for the language's memory."""
+    targets = {k: float(v) for k, v in record["labels"].items()} | {"peak_rss_bytes": float(record["peak_rss_bytes"])}
+    meta = {
+        "key": job.key,
+        "solution": job.solution,
+        "text": text,
+        "text_revision": TEXT_REVISION,
+        "memory_label": record["memory_label"],
+        "labels": sorted(record["labels"]),
+        "cases": len(job.cases.args),
+        "cases_source": job.cases.source,
+        "method": job.method,
+        **{k: record[k] for k in ("compile_s", "process_wall_s", "repeats", "warmups", "reruns") if k in record},
+    }
+    return {"text": body, "targets": targets, "task": job.language, "group": job.problem, "meta": meta}
+
+
+def _write_skips(path: Path, skips: list[dict[str, Any]]) -> None:
+    """The programs left out (rewritten whole each session: it follows from the corpus, not from runs)."""
+    write_atomic(path, "".join(json.dumps(s) + "\n" for s in skips))
 
 
 def _check_text(path: Path, text: str) -> None:
@@ -254,7 +296,9 @@ def _done_keys(log: Path) -> set[str]:
     return keys
 
 
-def _write_stats(path: Path, log: Path, wall_s: float, skipped: dict, protocol: Protocol, workers: int) -> None:
+def _write_stats(
+    path: Path, log: Path, wall_s: float, skipped: dict, protocol: Protocol, workers: int, skips: list[dict]
+) -> None:
     previous = json.loads(path.read_text()) if path.is_file() else {}
     counts: dict[str, Counter] = {}
     if log.is_file():
@@ -270,6 +314,7 @@ def _write_stats(path: Path, log: Path, wall_s: float, skipped: dict, protocol: 
     stats = {
         "languages": languages,
         "skipped_languages": {**previous.get("skipped_languages", {}), **skipped},
+        "skipped_programs": _skip_counts(skips),
         "wall_s": previous.get("wall_s", 0.0) + wall_s,
         "sessions": previous.get("sessions", 0) + 1,
         "protocol": dataclasses.asdict(protocol),
@@ -277,3 +322,11 @@ def _write_stats(path: Path, log: Path, wall_s: float, skipped: dict, protocol: 
         "isolation": {k: v for k, v in isolation().items() if k not in ("launcher", "unshare", "setpriv")},
     }
     path.write_text(json.dumps(stats, indent=2) + "\n")
+
+
+def _skip_counts(skips: list[dict]) -> dict[str, dict[str, int]]:
+    """Per language: how many programs were left out, by reason."""
+    counts: dict[str, Counter] = {}
+    for skip in skips:
+        counts.setdefault(skip["language"], Counter())[skip["reason"]] += 1
+    return {lang: dict(c.most_common()) for lang, c in sorted(counts.items())}

@@ -33,6 +33,7 @@ RESULT = ".coderlm_result.json"
 HARNESS = r"""
 import gc, io, json, os, sys, time, tracemalloc
 mode, warmups, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+module = sys.argv[4] if len(sys.argv) > 4 else "__main__"
 result_path = os.path.abspath(RESULT_NAME)
 def read(name):
     with open(name, encoding="utf-8") as f:
@@ -49,7 +50,7 @@ def run(code, scope):
             raise
 solution = compile(read("solution.py"), "solution.py", "exec")
 tests = compile(read("tests.py"), "tests.py", "exec")
-namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+namespace = {"__name__": module, "__builtins__": __builtins__}
 rewind()
 run(solution, namespace)
 if mode == "memory":
@@ -88,6 +89,7 @@ def profile_python(
     memory_mb: int | None = 2048,
     interpreter: str = "python3",
     timing: bool = True,
+    module: str = "__main__",
 ) -> dict[str, Any]:
     """Profile ``code`` + ``tests``; a JSON-ready record (``status`` ``passed`` or why not).
 
@@ -95,6 +97,8 @@ def profile_python(
     (dynamic peak of the tests), ``runtime_s`` (median of ``repeats``), ``runtime_repeats_s``,
     ``peak_rss_bytes`` and ``process_wall_s`` (timing process), ``exit_code``, ``stderr_tail``,
     ``repeats``, ``warmups``, ``timeout_s``, ``isolation``. ``timing=False`` skips the timing run.
+    ``module``: the definitions' ``__name__`` (another name keeps a file's ``if __name__ == "__main__":``
+    block from running).
     """
     if repeats < 1 or warmups < 0:
         raise ValueError(f"repeats must be >= 1 and warmups >= 0, got {repeats}, {warmups}")
@@ -112,7 +116,7 @@ def profile_python(
         box.write("tests.py", tests)
         if stdin is not None:
             box.write("stdin.txt", stdin)
-        memory = box.run([*command, "memory", "0", "1"], Limits(timeout_s=timeout_s, memory_mb=memory_mb))
+        memory = box.run([*command, "memory", "0", "1", module], Limits(timeout_s=timeout_s, memory_mb=memory_mb))
         measured = _read_result(box, memory)
         if measured is None:
             return record | _failure(memory)
@@ -123,7 +127,7 @@ def profile_python(
             return record | {"status": "passed", "exit_code": 0, "stderr_tail": memory.stderr_tail()}
         (box.path / RESULT).unlink(missing_ok=True)
         limits = Limits(timeout_s=timeout_s * (warmups + repeats) + 5, memory_mb=memory_mb)
-        timed = box.run([*command, "time", str(warmups), str(repeats)], limits)
+        timed = box.run([*command, "time", str(warmups), str(repeats), module], limits)
         measured = _read_result(box, timed)
         if measured is None:
             return record | _failure(timed)

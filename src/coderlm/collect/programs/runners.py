@@ -9,6 +9,8 @@ process, and records the median wall time (``runtime_s``) and median peak RSS
 minus the runtime's own footprint. Python goes to ``python_profiler`` (heap peak and
 in-process timing, the paper's protocol) unless ``python_mode="process"``.
 
+A runner may also say how LeetCode-style harnesses run in its language (``[<language>.harness]``:
+template, the memory and time runs, their labels; ``Harness``, used by ``coderlm.collect.programs.harness``).
 A table of your own: ``load_runners("my_runners.toml")``; entries there replace or add to the
 shipped ones. ``{sandbox}`` and ``{node_modules}`` in commands and ``env`` are filled in
 (``$CODERLM_NODE_MODULES``, else ``/opt/coderlm-node/node_modules``, else ``./node_modules``).
@@ -25,6 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from coderlm.collect.programs import support
 from coderlm.collect.programs.sandbox import SAFE_PATH, Limits, Sandbox, isolation
 
 try:
@@ -33,6 +36,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 SHIPPED = Path(__file__).with_name("runners.toml")
+HARNESS_TEMPLATES = Path(__file__).with_name("harness")
 NODE_MODULES = ("/opt/coderlm-node/node_modules", "node_modules")
 FIELDS = {
     "file",
@@ -47,7 +51,44 @@ FIELDS = {
     "empty",
     "mbxp",
     "extensions",
+    "harness",
+    "support",
 }
+HARNESS_FIELDS = {
+    "template",
+    "file",
+    "compile",
+    "memory",
+    "time",
+    "memory_env",
+    "time_env",
+    "support",
+    "labels",
+    "memory_label",
+    "check",
+    "install",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Harness:
+    """How a LeetCode-style harness runs in this language (a runner's ``[<language>.harness]`` table).
+
+    ``memory`` runs the program once for its exact counters (and the results that are checked), ``time``
+    runs it for in-process timings; ``{warmups}`` and ``{repeats}`` are filled in (docs/programs.md)."""
+
+    template: Path  # the harness template (coderlm.collect.programs.harness fills it)
+    file: str  # the program's file name
+    compile: tuple[str, ...]
+    memory: tuple[str, ...]
+    time: tuple[str, ...]
+    labels: tuple[str, ...]  # what the memory run measures, in its output (e.g. heap_peak_bytes)
+    memory_label: str  # the one of them that stands for the language's memory
+    memory_env: tuple[tuple[str, str], ...] = ()
+    time_env: tuple[tuple[str, str], ...] = ()
+    support: tuple[str, ...] = ()  # helpers built once and put in each sandbox (coderlm.collect.programs.support)
+    check: tuple[str, ...] = ()  # a command that must succeed for the harness to be usable
+    install: str = ""  # how to install what the harness needs beyond the runner (printed when check fails)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,10 +106,24 @@ class Runner:
     empty: str = "\n"
     mbxp: str | None = None
     extensions: tuple[str, ...] = ()  # file suffixes in this language
+    support: tuple[str, ...] = ()  # helpers built once and put in each sandbox (coderlm.collect.programs.support)
+    harness: Harness | None = None  # how LeetCode-style harnesses run (corpus leetcode)
 
     def missing(self) -> str | None:
         """None when the toolchain is usable here, else a message saying what is missing and how to install it."""
         return _missing(self)
+
+    def harness_missing(self) -> str | None:
+        """None when this language can run harnesses here, else why not."""
+        if self.harness is None:
+            return f"no harness: runner [{self.language}] has no [{self.language}.harness] table (docs/programs.md)"
+        if not self.harness.template.is_file():
+            return f"harness template {self.harness.template} not found"
+        problem = self.missing()
+        if problem is None and self.harness.check:
+            install = self.harness.install or self.install
+            problem = _missing_cached((), self.harness.check, install, self.env)
+        return problem
 
 
 def load_runners(path: str | Path | None = None) -> dict[str, Runner]:
@@ -127,6 +182,7 @@ def profile_program(
         fill = functools.partial(_fill, sandbox=str(box.path))
         env = {k: fill(v) for k, v in runner.env}
         box.write(runner.file, source)
+        support.install(runner.support, box, runner.compile)
         if runner.compile:
             limits = Limits(timeout_s=compile_timeout_s, memory_mb=None, processes=512, file_mb=512)
             built = box.run([fill(a) for a in runner.compile], limits, env=env)
@@ -247,4 +303,43 @@ def _runner(name: str, table: Any, path: str | Path) -> Runner:
         empty=str(table.get("empty", "\n")),
         mbxp=table.get("mbxp"),
         extensions=tuple(table.get("extensions", [Path(str(table["file"])).suffix])),
+        support=tuple(table.get("support", ())),
+        harness=_harness(name, table, path),
+    )
+
+
+def _harness(name: str, table: dict, path: str | Path) -> Harness | None:
+    spec = table.get("harness")
+    if spec is None:
+        return None
+    where = f"{path}: [{name}.harness]"
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where} must be a table")
+    unknown = sorted(set(spec) - HARNESS_FIELDS)
+    if unknown:
+        raise ValueError(f"{where} has unknown field(s) {unknown}; known: {sorted(HARNESS_FIELDS)}")
+    for required in ("template", "memory", "time", "labels"):
+        if required not in spec:
+            raise ValueError(f"{where} needs '{required}'")
+    labels = tuple(spec["labels"])
+    memory_label = spec.get("memory_label", labels[0] if labels else "")
+    if memory_label not in labels:
+        raise ValueError(f"{where}: memory_label {memory_label!r} is not one of labels {list(labels)}")
+    template = Path(str(spec["template"]))
+    if not template.is_absolute():  # beside the table that names it, else shipped with the package
+        beside = Path(path).parent / template
+        template = beside if beside.is_file() else HARNESS_TEMPLATES / template
+    return Harness(
+        template=template,
+        file=str(spec.get("file", table["file"])),
+        compile=tuple(spec.get("compile", table.get("compile", ()))),
+        memory=tuple(spec["memory"]),
+        time=tuple(spec["time"]),
+        labels=labels,
+        memory_label=memory_label,
+        memory_env=tuple(sorted((str(k), str(v)) for k, v in spec.get("memory_env", {}).items())),
+        time_env=tuple(sorted((str(k), str(v)) for k, v in spec.get("time_env", {}).items())),
+        support=tuple(spec.get("support", ())),
+        check=tuple(spec.get("check", ())),
+        install=str(spec.get("install", "")),
     )
