@@ -8,12 +8,12 @@ pytest.importorskip("onnxruntime")
 from coderlm.cli import main
 from coderlm.data import read_dataset
 
-TINY = ["--count", "12", "--steps", "4", "--model-dim", "16", "--vocab-size", "300", "--num-samples", "4",
-        "--baselines", "length,knn"]  # fmt: skip
+TINY = ["--from-scratch", "--count", "12", "--steps", "4", "--model-dim", "16", "--vocab-size", "300",
+        "--num-samples", "4", "--baselines", "length,knn"]  # fmt: skip
 
 
 @pytest.mark.slow
-def test_quickstart_runs_every_stage_and_resumes(tmp_path, capsys):
+def test_quickstart_from_scratch_runs_every_stage_and_resumes(tmp_path, capsys):
     out = tmp_path / "qs"
     assert main(["quickstart", "--out", str(out), *TINY]) == 0
     printed = capsys.readouterr().out
@@ -45,8 +45,8 @@ def test_quickstart_runs_every_stage_and_resumes(tmp_path, capsys):
 
 def test_quickstart_rejects_bad_options_before_any_work(tmp_path, capsys):
     out = tmp_path / "qs"
-    assert main(["quickstart", "--out", str(out), "--count", "3", "--steps", "0"]) == 2
-    assert "--count must be >= 10, --steps must be >= 1" in capsys.readouterr().err
+    assert main(["quickstart", "--out", str(out), "--count", "3", "--steps", "-1"]) == 2
+    assert "--count must be >= 10, --steps must be >= 0" in capsys.readouterr().err
     assert main(["quickstart", "--out", str(out), "--baselines", "gbdt,oracle"]) == 2
     assert "--baselines: unknown ['oracle']" in capsys.readouterr().err
     assert not out.exists()

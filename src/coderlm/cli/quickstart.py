@@ -1,27 +1,21 @@
-"""``coderlm quickstart``: the whole loop on real neural networks, measured on this machine.
+"""``coderlm quickstart``: a latency predictor for this machine from 20 measurements (a few minutes).
 
-1. collect: sample NAS-Bench-201 cells, build each network in PyTorch, export it to
-   ONNX, serialize the graph as text and label it with its FLOPs (exact, from the graph)
-   and its CPU latency (onnxruntime, measured here);
-2. split by architecture into train / val / test;
-3. train a small RLM on the ONNX text to predict ``latency_cpu`` and ``flops``, keeping the
-   weights that rank the validation networks best (``val_metric="spearman"``);
-4. evaluate on the held-out architectures beside the baselines: a table on screen and
-   a report with plots;
-5. predict for one ``.onnx`` file of an architecture never collected, as
-   ``coderlm predict`` does, and measure it to compare.
+The shipped model ``builtin:nb201`` reads a NAS-Bench-201 network as ONNX text and writes its
+accuracy and its latency on 13 devices. This machine is a new device:
 
-Every stage leaves its output in the run folder and a rerun picks up where the last one
-stopped: collection resumes row by row, training from its latest checkpoint.
+1. measure: build networks' ONNX graphs and time them here with onnxruntime: 20 to learn from,
+   10 to calibrate on, 200 to test on (all different networks);
+2. fine-tune the shipped model on the 20, with this CPU's latency as its objective;
+3. calibrate its intervals on the 10 (split conformal: 90% intervals that cover 90%);
+4. predict the 200 others and compare with what was measured, beside the baselines: gradient-boosted
+   trees on the same 20, the shipped model zero-shot (rank by its predicted latency on the source device
+   that ranks the 20 best), and, when ``../shared/data/nasbench201`` is there, the proxy device (the same
+   with the benchmark's measured source latencies);
+5. report: the table, a scatter plot, a calibrated interval per prediction.
 
-The defaults finish in 7-14 minutes on an idle 2-core CPU (half of it exporting networks): 200
-networks with one cell per stage (the NAS-Bench-201 skeleton has five) and a 2+2-layer
-model. Scale up with --count, --cells-per-stage 5, --steps and --workers, e.g.
-
-    coderlm quickstart --count 1000 --cells-per-stage 5 --steps 3000 --out runs/nb201
-
-(a 5-cell network takes ~3 s to export; --workers 2 halves that, but latency measured
-while another worker exports is noisier: keep --workers 1 for the cleanest labels).
+Every stage leaves its output in the run folder; a rerun resumes (measurements row by row, training
+from its checkpoint). ``--from-scratch`` runs the earlier, longer flow instead: collect networks,
+train a new RLM on them, evaluate it beside baselines (``quickstart_scratch.py``).
 """
 
 from __future__ import annotations
@@ -33,67 +27,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
 
-from coderlm.cli.evaluate import evaluate_run
 from coderlm.cli.flags import add_flags, dataclass_options
-from coderlm.cli.predict import predict_records, read_inputs
+from coderlm.cli.quickstart_config import QuickstartConfig
+from coderlm.cli.quickstart_scratch import run_scratch
 from coderlm.cli.train import train_run
-from coderlm.collect.nets.collect import collect_nas, done_cells, sample_cells
-from coderlm.collect.nets.nb201 import build_network
-from coderlm.data import split_dataset
+from coderlm.collect.nets.collect import collect_nas, read_join_csv, sample_cells
+from coderlm.collect.programs.corpora import shared_data
+from coderlm.data import Dataset, read_dataset, write_dataset
+from coderlm.decoding import central_interval, point_estimate
 from coderlm.estimator import RegressionLM
-from coderlm.evaluation.baselines import BASELINES as KNOWN_BASELINES
+from coderlm.evaluation import evaluate, markdown_table, write_report
+from coderlm.evaluation.baselines import make_baseline
+from coderlm.model.files import write_calibration
 
-OBJECTIVES = ["latency_cpu", "flops"]
-BASELINES = ["regression_head_norm", "gbdt", "knn", "length"]
-
-
-@dataclasses.dataclass(frozen=True)
-class QuickstartConfig:
-    out: str = "runs/quickstart"  # run folder: data/, model/, report/, example.onnx
-    count: int = 200  # architectures to collect (of 15,625)
-    cells_per_stage: int = 1  # cells per stage of the NB201 skeleton (the benchmark's networks have 5)
-    workers: int = 1  # export processes (>1 is faster but adds noise to the measured latency)
-    latency_threads: int = 1  # onnxruntime threads when measuring latency
-    steps: int = 600  # RLM training steps (batch 16)
-    model_dim: int = 128  # encoder and decoder width
-    vocab_size: int = 1024  # input BPE vocabulary, line-level merges (larger: shorter texts, fewer shared tokens)
-    max_input_len: int = 640  # encoder context in tokens (the longest 1-cell network is ~520)
-    num_samples: int = 64  # samples per prediction
-    baselines: str = ",".join(BASELINES)  # comma-separated, trained on the same split ('' for none)
-    seed: int = 0  # which architectures, the split, the training
-    device: str = "cpu"  # torch device for training and prediction
-
-    def __post_init__(self) -> None:
-        checks = {
-            "count": self.count >= 10,
-            "cells_per_stage": self.cells_per_stage >= 1,
-            "workers": self.workers >= 1,
-            "latency_threads": self.latency_threads >= 1,
-            "steps": self.steps >= 1,
-            "model_dim": self.model_dim >= 8,
-            "vocab_size": self.vocab_size >= 260,
-            "max_input_len": self.max_input_len >= 8,
-            "num_samples": self.num_samples >= 1,
-        }
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            limits = {"count": ">= 10", "vocab_size": ">= 260", "model_dim": ">= 8", "max_input_len": ">= 8"}
-            raise ValueError(", ".join(f"--{n.replace('_', '-')} must be {limits.get(n, '>= 1')}" for n in bad))
-        unknown = sorted(set(self.baseline_names) - set(KNOWN_BASELINES))
-        if unknown:
-            raise ValueError(f"--baselines: unknown {unknown}; known: {sorted(KNOWN_BASELINES)}")
-
-    @property
-    def baseline_names(self) -> list[str]:
-        return [name.strip() for name in self.baselines.split(",") if name.strip()]
+OBJECTIVE = "latency_cpu"
+FINETUNE_STEPS = 150  # --steps when not given
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "quickstart",
-        help="collect real networks, train, evaluate vs baselines, predict (minutes)",
+        help="a latency predictor for this CPU from 20 measurements: fine-tune the shipped model (minutes)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -103,100 +60,142 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(QuickstartConfig)}
-    run_quickstart(QuickstartConfig(**{k: v for k, v in given.items() if v is not None}))
+    config = QuickstartConfig(**{k: v for k, v in given.items() if v is not None})
+    (run_scratch if config.from_scratch else run_fewshot)(config)
     return 0
 
 
-def run_quickstart(config: QuickstartConfig, say=print) -> dict[str, Any]:
-    """Run every stage; returns the evaluation metrics, the example prediction and stage timings."""
-    out = Path(config.out)
-    timings: dict[str, float] = {}
+def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
+    """Every stage of the few-shot flow; returns the comparison, the coverage and stage timings."""
+    out, timings = Path(config.out), {}
+    shipped = RegressionLM.load(config.model, device=config.device)  # first: a missing model stops before any work
+    count = config.shots + config.calibration + config.networks
+    cells = sample_cells(count, config.seed)
 
-    say(f"[1/5] collect {config.count} NAS-Bench-201 networks -> ONNX text, FLOPs, CPU latency")
+    say(f"[1/5] measure {count} NAS-Bench-201 networks on this CPU (onnxruntime): ONNX text -> {OBJECTIVE} (ms)")
     start = time.perf_counter()
     report = collect_nas(
         out / "data" / "nb201.jsonl",
-        config.count,
-        ["flops", "params", "latency_cpu"],
-        seed=config.seed,
-        workers=config.workers,
-        cells_per_stage=config.cells_per_stage,
+        None,
+        [OBJECTIVE],
+        cells=cells,
+        cells_per_stage=5,
         latency_threads=config.latency_threads,
     )
-    timings["collect_s"] = time.perf_counter() - start
+    by_cell = {row.group: row for row in read_dataset(report.path)}
+    parts = {
+        "shots": cells[: config.shots],
+        "calibration": cells[config.shots : config.shots + config.calibration],
+        "test": cells[config.shots + config.calibration :],
+    }
+    files = {
+        name: write_dataset(out / "data" / f"{name}.jsonl", Dataset([by_cell[c] for c in part]))
+        for name, part in parts.items()
+    }
+    timings["measure_s"] = time.perf_counter() - start
 
-    say("[2/5] split by architecture: train 70% / val 10% / test 20%")
-    parts = split_dataset(
-        report.path, out / "data", {"train": 0.7, "val": 0.1, "test": 0.2}, seed=config.seed, by_group=True
-    )
-
-    say(f"[3/5] train an RLM on ONNX text to predict {', '.join(OBJECTIVES)} ({config.steps} steps)")
+    steps = config.steps or FINETUNE_STEPS
+    say(f"[2/5] fine-tune {config.model} on {config.shots} of them ({steps} steps)")
     start = time.perf_counter()
     model_dir = out / "model"
-    train_run(
-        parts["train"],
+    training = {
+        "steps": steps,
+        "batch_size": min(config.shots, 32),
+        "learning_rate": config.learning_rate,
+        "seed": config.seed,
+        "checkpoint_every": steps,
+    }
+    rlm = train_run(
+        files["shots"],
         model_dir,
-        val=parts["val"],
-        objectives=OBJECTIVES,
-        model={"encoder_dim": config.model_dim, "decoder_dim": config.model_dim, "dropout": 0.1},
-        training={
-            "steps": config.steps,
-            "batch_size": 16,
-            "learning_rate": 1e-3,
-            "seed": config.seed,
-            "bucket_by_length": True,
-            "val_metric": "spearman",
-            "eval_every": max(config.steps // 8, 1),
-            "checkpoint_every": max(config.steps // 4, 1),
-        },
-        estimator={
-            "vocab_size": config.vocab_size,
-            "pretokenize": "lines",
-            "max_input_len": config.max_input_len,
-            "num_samples": config.num_samples,
-            "device": config.device,
-        },
+        objectives=[OBJECTIVE],
+        training=training,
+        init=config.model,
+        estimator={"num_samples": config.num_samples, "device": config.device},
         resume=(model_dir / "checkpoints").exists(),
     )
-    timings["train_s"] = time.perf_counter() - start
+    timings["finetune_s"] = time.perf_counter() - start
 
-    say(f"[4/5] evaluate on held-out architectures beside {', '.join(config.baseline_names) or 'no baselines'}")
+    say(f"[3/5] calibrate its intervals on {config.calibration} more (split conformal)")
+    texts = lambda part: [by_cell[c].text for c in parts[part]]  # noqa: E731
+    values = lambda part: np.array([by_cell[c].targets[OBJECTIVE] for c in parts[part]])  # noqa: E731
+    calibration = rlm.calibrate(texts("calibration"), values("calibration"), seed=config.seed)
+    write_calibration(model_dir, calibration.to_dict())
+
+    say(f"[4/5] predict the other {config.networks} networks; the baselines do too")
     start = time.perf_counter()
-    metrics = evaluate_run(
-        model_dir,
-        parts["test"],
-        out / "report",
-        baselines=config.baseline_names,
-        train_data=parts["train"],
-        seed=config.seed,
+    samples = rlm.sample(texts("test"), seed=config.seed)
+    predicted = {"rlm (fine-tuned)": point_estimate(samples)[:, 0]}
+    predicted |= baselines(config, shipped, parts, by_cell, values("shots"))
+    timings["predict_s"] = time.perf_counter() - start
+
+    say("[5/5] compare with what was measured")
+    measured = values("test")
+    rows = [
+        {"method": name, "spearman": spearmanr(p, measured).statistic, "kendall": kendalltau(p, measured).statistic}
+        for name, p in predicted.items()
+    ]
+    level = 0.9 if 0.9 in calibration.promised() else max(calibration.promised(), default=0.5)
+    intervals = {"raw": central_interval(samples, level), "calibrated": calibration.interval(samples, level)}
+    metrics = evaluate(
+        predicted["rlm (fine-tuned)"][:, None],
+        measured[:, None],
+        [OBJECTIVE],
+        intervals={level: intervals["raw"]},
+        calibrated={level: intervals["calibrated"]},
     )
-    timings["evaluate_s"] = time.perf_counter() - start
-
-    say("[5/5] predict for a new .onnx file, then measure it")
-    example = predict_new_network(config, report.path, model_dir, out / "example.onnx")
-    say(json.dumps(example))
-    say(f"report: {out / 'report' / 'report.md'}; model: {model_dir} (use it with `coderlm predict --model`)")
-    summary = {"timings": {k: round(v, 1) for k, v in timings.items()}, "example": example}
-    (out / "quickstart.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return {"metrics": metrics, **summary}
-
-
-def predict_new_network(config: QuickstartConfig, dataset: Path, model_dir: Path, path: Path) -> dict[str, Any]:
-    """Export a cell not in ``dataset`` to ``path``, predict it from the file, then measure it."""
-    # the onnx extra: export, cost and latency load onnx / onnxruntime
-    from coderlm.collect.nets.latency import measure_latency
-    from coderlm.collect.nets.onnx_cost import graph_cost
-    from coderlm.collect.nets.onnx_export import export_onnx, load_onnx, save_onnx
-
-    seen = done_cells(dataset)
-    cell = next(c for c in sample_cells(None, config.seed + 1) if c not in seen)
-    torch.manual_seed(0)
-    save_onnx(export_onnx(build_network(cell, cells_per_stage=config.cells_per_stage)), path)
-    rlm = RegressionLM.load(model_dir, device=config.device)
-    (record,) = predict_records(rlm, read_inputs([str(path)]), num_samples=config.num_samples, seed=config.seed)
-    model = load_onnx(path)
-    measured = {
-        "latency_cpu": measure_latency(model, threads=config.latency_threads)["median_ms"],
-        "flops": float(graph_cost(model)["flops"]),
+    write_report(
+        out / "report",
+        metrics,
+        predicted["rlm (fine-tuned)"][:, None],
+        measured[:, None],
+        [OBJECTIVE],
+        title="coderlm quickstart: this CPU from 20 measurements",
+        extra_tables=[("Spearman by method", rows)],
+    )
+    say(markdown_table(rows, floatfmt=".3f"))
+    entry = metrics["all"][OBJECTIVE]
+    key = f"coverage_{level * 100:g}"
+    say(
+        f"{level:.0%} intervals cover {entry[key + '_calibrated']:.0%} of the {config.networks} networks "
+        f"(uncalibrated {entry[key]:.0%}); e.g. (ms):"
+    )
+    for i in range(min(5, len(measured))):
+        low, high = intervals["calibrated"][i, 0]
+        say(
+            f"  {parts['test'][i]}: predicted {predicted['rlm (fine-tuned)'][i]:.3f} [{low:.3f}, {high:.3f}], "
+            f"measured {measured[i]:.3f}"
+        )
+    say(f"report: {out / 'report' / 'report.md'}; model: {model_dir} (coderlm predict --model {model_dir} net.onnx)")
+    summary = {
+        "timings": {k: round(v, 1) for k, v in timings.items()},
+        "methods": rows,
+        "level": level,
+        "coverage": entry[key],
+        "coverage_calibrated": entry[key + "_calibrated"],
     }
-    return {"cell": cell, **record, **{f"{name}_measured": value for name, value in measured.items()}}
+    (out / "quickstart.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def baselines(config, shipped: RegressionLM, parts: dict, by_cell: dict, shot_values: np.ndarray) -> dict:
+    """Predictions for the test networks of GBDT on the shots, the shipped model zero-shot and the proxy device."""
+    shots, test = parts["shots"], parts["test"]
+    out = {}
+    leaves = max(1, min(20, len(shots) // 5))  # leaves that a few rows can fill
+    gbdt = make_baseline("gbdt", min_samples_leaf=leaves).fit([by_cell[c].text for c in shots], shot_values)
+    out["gbdt (same shots)"] = gbdt.predict([by_cell[c].text for c in test])[:, 0]
+    sources = [j for j, name in enumerate(shipped.objectives_) if name.startswith("lat_ms_")]
+    if sources:  # a model that predicts latencies on other devices: the one that ranks the shots best
+        guess = point_estimate(shipped.sample([by_cell[c].text for c in shots + test], num_samples=16, seed=0))
+        best = max(sources, key=lambda j: spearmanr(guess[: len(shots), j], shot_values).statistic)
+        out[f"zero-shot ({shipped.objectives_[best][7:]})"] = guess[len(shots) :, best]
+    table = shared_data() / "nasbench201" / "nasbench201.csv"
+    if table.is_file():  # NAS-Bench-201's own measurements of these networks on the source devices
+        known = read_join_csv(table)
+        columns = next(iter(known.values())).keys()
+        names = [shipped.objectives_[j] for j in sources if shipped.objectives_[j] in columns]
+        if names and all(c in known for c in shots + test):
+            best = max(names, key=lambda n: spearmanr([known[c][n] for c in shots], shot_values).statistic)
+            out[f"proxy device ({best[7:]})"] = np.array([known[c][best] for c in test])
+    return out

@@ -82,7 +82,9 @@ def collected(tmp_path_factory):
     ):
         (data / "level2" / f"{number}_{name}.py").write_text(source)
     out = tmp_path_factory.mktemp("out")
-    timing = Timing(repeats=5, warmups=1, min_us=0.0, rerun_share=1.0, timeout_s=60.0)  # a loaded machine compiles slowly
+    timing = Timing(
+        repeats=5, warmups=1, min_us=0.0, rerun_share=1.0, timeout_s=60.0
+    )  # a loaded machine compiles slowly
     report = collect_kernels(out, data=data, levels=["level2"], draws=1, workers=2, timing=timing, progress=False)
     return data, out, report, timing
 
