@@ -22,7 +22,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from coderlm.collect.programs.harness import Cases
-from coderlm.collect.programs.leetcode_sdk import UnsupportedError
+from coderlm.collect.programs.leetcode_sdk import UnsupportedError, value_kind
 
 EXAMPLE = re.compile(
     r"Input:?\s*(.*?)\s*Output:?\s*(.*?)\s*(?=Explanation:|Example \d|Constraints:|Input:|Note:|$)", re.S
@@ -95,7 +95,7 @@ def examples_cases(problem: dict, python_code: str | None) -> Cases:
     if python_code is None:
         raise UnsupportedError("no Python signature", "no Python solution to type the examples")
     method, names, annotations, returns = python_signature(python_code)
-    kinds = tuple(_kind(a) for a in annotations)
+    kinds = tuple(value_kind(a) for a in annotations)
     args, expected = [], []
     for found in EXAMPLE.finditer(text):
         values = _inputs(found.group(1))
@@ -111,7 +111,7 @@ def examples_cases(problem: dict, python_code: str | None) -> Cases:
         raise UnsupportedError("examples unparsable", "no Input/Output example")
     target = None
     if returns == "None":
-        mutable = [i for i, a in enumerate(annotations) if _kind(a) != "value" or a.startswith(("List", "list"))]
+        mutable = [i for i, a in enumerate(annotations) if value_kind(a) != "value" or a.startswith(("List", "list"))]
         if len(mutable) != 1:
             raise UnsupportedError("in-place method", f"{len(mutable)} arguments could hold the answer")
         target = mutable[0]
@@ -187,16 +187,6 @@ def python_signature(code: str) -> tuple[str, tuple[str, ...], tuple[str, ...], 
         if names - TYPES:
             raise UnsupportedError("unsupported type", ", ".join(sorted(names - TYPES)))
     return method.name, tuple(p.arg for p in params), annotations, returns
-
-
-def _kind(annotation: str) -> str:
-    node = next((n for n in NODES if n in annotation), None)
-    if node is None:
-        return "value"
-    depth = annotation.replace("Optional[", "").split(node)[0].count("[")
-    if depth > 1:
-        raise UnsupportedError("unsupported type", annotation)
-    return node + ("[]" if depth == 1 else "")
 
 
 def _inputs(text: str) -> list[tuple[str | None, Any]]:

@@ -80,7 +80,7 @@ def sdk_cases(number: int) -> Cases:
     if "from ." in problem["helpers_imports"]:
         raise UnsupportedError("unsupported type", "the package's own node class")
     annotations, _ = _signature(methods[0]["signature"])
-    kinds = tuple(_kind(a) for a in annotations)
+    kinds = tuple(value_kind(a) for a in annotations)
     args, report = [], False
     for test, values in _tests(problem):
         recorder = _Recorder.fresh(calls=0, name="", args=())
@@ -269,7 +269,8 @@ def _check_types(annotation: str) -> None:
         raise UnsupportedError("unsupported type", ", ".join(strange))
 
 
-def _kind(annotation: str) -> str:
+def value_kind(annotation: str) -> str:
+    """How a harness passes a value of this annotation: ``value``, a node (``ListNode``, ``TreeNode``) or a list."""
     node = "ListNode" if "ListNode" in annotation else "TreeNode" if "TreeNode" in annotation else None
     if node is None:
         return "value"
