@@ -232,7 +232,7 @@ def test_alloc_shim_counts_exactly_and_from_many_threads(tmp_path):
         return subprocess.run([tmp_path / "t"], env=env, capture_output=True, text=True, check=True).stdout.split()
 
     first = [int(x) for x in counters()]
-    assert first == [int(x) for x in counters()]  # exact: two runs agree
+    assert first[1:] == [int(x) for x in counters()][1:]  # exact; the peak depends on how threads interleave
     peak, total, count, live = first
     # malloc(1000) and realloc to 5000 (usable sizes 1000 and 5000 + glibc's 8 bytes, rounded to 16), 4000 x 40
     assert count >= 2 + 4000 and total >= 1000 + 5000 + 4000 * 40 and live < 2000  # threads keep their TLS
