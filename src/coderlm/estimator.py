@@ -32,7 +32,7 @@ from coderlm.devices import resolve_device
 from coderlm.model.build import build_tokenizer, finetuned_network, new_network
 from coderlm.model.config import size_options
 from coderlm.model.files import CONFIG_FILE, TOKENIZER_FILE, SavedModel, read_model, save_tokenizer, write_model
-from coderlm.model.hf_encoder import SCRATCH
+from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
 from coderlm.model.transfer import check_same_number_tokens
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
@@ -133,15 +133,21 @@ class RegressionLM:
             run_dir: folder for metrics.jsonl, checkpoints and the final model; ``resume`` continues it.
             init: fine-tune from this trained model (a saved model, run folder or fitted ``RegressionLM``):
                 its tokenizer, architecture (``model`` may set ``dropout``), number format and specials
-                are kept; the objectives may be new; the learning rate defaults to 5e-5.
+                are kept; the objectives may be new; the learning rate defaults to 5e-5. Or start from a
+                pretrained encoder (``coderlm pretrain``'s folder, any Hugging Face encoder folder): its
+                tokenizer and trained encoder under a new number decoder (``model={"encoder": folder,
+                "train_encoder": True}``; set ``train_encoder=False`` to keep it frozen).
             context: objectives given as context only: the later ones are conditioned on their values, which are
                 not learned (transfer to a new objective, given the init model's own predictions of the others).
         """
+        options = size_options(self.model, type(self).__name__)
+        if init is not None and not isinstance(init, RegressionLM) and is_encoder_folder(model_folder(init)):
+            options = {"encoder": str(model_folder(init)), "train_encoder": True} | options  # a pretrained encoder
+            init = None
         base = self._init_model(init) if init is not None else None
         specials = self._specials(base, missing)
         rows = check_rows(texts, targets, tasks, missing=missing, specials=specials)
         names, trained = objective_names(objectives, rows.num_objectives, context)
-        options = size_options(self.model, type(self).__name__)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)

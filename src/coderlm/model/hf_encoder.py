@@ -61,8 +61,21 @@ def encoder_folder(encoder: str) -> Path:
     return folder
 
 
+def is_encoder_folder(path: str | Path) -> bool:
+    """Whether ``path`` is a Hugging Face model folder (``config.json`` with a ``model_type``; a saved
+    coderlm model's config has a ``kind`` instead), such as ``coderlm pretrain``'s output."""
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return False
+    try:
+        record = json.loads(config.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(record, dict) and "model_type" in record and "kind" not in record
+
+
 @contextlib.contextmanager
-def _quiet_transformers():
+def quiet_transformers():
     """Loading reports (unused decoder weights of an encoder-decoder checkpoint, progress bars) are expected."""
     from transformers.utils import logging as hf_logging
 
@@ -90,7 +103,7 @@ def load_body(encoder: str, hf_config: dict[str, Any] | None = None) -> tuple[nn
         if hf_config is None:
             raise
         folder = None
-    with _quiet_transformers():
+    with quiet_transformers():
         if folder is not None:
             config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
         else:
@@ -121,7 +134,7 @@ def encoder_facts(encoder: str) -> dict[str, Any]:
     import transformers
 
     folder = encoder_folder(encoder)
-    with _quiet_transformers():
+    with quiet_transformers():
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
     inner = getattr(config, "encoder", None) if config.model_type == "t5gemma" else config
     hidden = getattr(inner, "hidden_size", None) or getattr(inner, "d_model", None)

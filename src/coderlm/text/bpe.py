@@ -9,7 +9,7 @@ one so numbers in the text are read digit by digit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -63,9 +63,17 @@ class BPETokenizer:
 
     @classmethod
     def train(
-        cls, texts: Sequence[str], vocab_size: int = 4096, min_frequency: int = 2, pretokenize: str = "code"
+        cls,
+        texts: Iterable[str],
+        vocab_size: int = 4096,
+        min_frequency: int = 2,
+        pretokenize: str = "code",
+        specials: Sequence[str] = (),
     ) -> BPETokenizer:
         """Learn merges from ``texts`` until ``vocab_size`` tokens or no pair occurs ``min_frequency`` times.
+
+        ``specials``: further special tokens after ``<pad>`` and ``<s>`` (ids 2, 3, ...), e.g. pretraining's
+        ``<mask>``.
 
         ``pretokenize`` sets where merges may not cross:
 
@@ -95,7 +103,7 @@ class BPETokenizer:
         trainer = trainers.BpeTrainer(
             vocab_size=vocab_size,
             min_frequency=min_frequency,
-            special_tokens=[PAD, START],
+            special_tokens=[PAD, START, *specials],
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
             show_progress=False,
         )

@@ -76,8 +76,7 @@ def save_checkpoint(
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-        save_file(weights, str(staging / "model.safetensors"))
+        save_file(unshared(model.state_dict()), str(staging / "model.safetensors"))
         tensors: dict[str, torch.Tensor] = {}
         state = {
             "step": step,
@@ -95,6 +94,19 @@ def save_checkpoint(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def unshared(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``state`` on the CPU with no two tensors sharing memory (safetensors refuses tied weights, e.g. a
+    masked-LM head tied to the embeddings); loading writes the same values into the tied tensor twice."""
+    seen: set[int] = set()
+    out = {}
+    for name, value in state.items():
+        tensor = value.detach().cpu().contiguous()
+        pointer = tensor.untyped_storage().data_ptr()
+        out[name] = tensor.clone() if pointer in seen else tensor
+        seen.add(pointer)
+    return out
 
 
 def load_checkpoint(
