@@ -160,10 +160,11 @@ def collection_stats(data: Path) -> dict:
 
 
 def label(row: dict) -> str:
-    """The method as the tables show it: which seed, or how many models pooled."""
+    """The method as the tables show it: which encoder, which seed, or how many models pooled."""
+    method = row["method"] + (" (pretrained encoder)" if row.get("encoder") == "pretrained" else "")
     if row.get("models", 1) > 1:
-        return f"{row['method']} ({row['models']} seeds pooled)"
-    return f"{row['method']} seed {row['seed']}" if row.get("seed", 0) > 0 else row["method"]
+        return f"{method} ({row['models']} seeds pooled)"
+    return f"{method} seed {row['seed']}" if row.get("seed", 0) > 0 else method
 
 
 def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
@@ -225,6 +226,18 @@ def main() -> None:
     parser.add_argument(
         "--seeds", type=int, default=1, help="RLMs to train (seeds 0..N-1), a row each; N > 1 adds one pooling them"
     )
+    parser.add_argument(
+        "--encoders",
+        default="scratch",
+        help="comma-separated: scratch (the RLM's own encoder, trained here) and/or pretrained encoder folders "
+        "(coderlm pretrain's output, fine-tuned under the number decoder: fit(init=FOLDER)); a row family each",
+    )
+    parser.add_argument(
+        "--init-learning-rate",
+        type=float,
+        default=3e-4,
+        help="peak learning rate of RLMs started from a pretrained encoder (small BERTs fine-tune at 1e-4..5e-4)",
+    )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument(
         "--json",
@@ -266,70 +279,79 @@ def main() -> None:
         tr, va, te = parts["train"], parts["val"], parts["test"]
         test_tasks, test_groups = [tasks[i] for i in te], [groups[i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
-        pooled = []
-        for seed in range(args.seeds):
-            start = time.perf_counter()
-            rlm = RegressionLM(
-                vocab_size=args.vocab_size,
-                max_input_len=args.max_input_len,
-                model=model,
-                training={**rlm_training, "seed": seed},
-                num_samples=args.samples,
-                batch_size=64,
-            )
-            rlm.fit(
-                pick(tr),
-                targets[tr],
-                objectives=OBJECTIVES,
-                tasks=[tasks[i] for i in tr],
-                val_texts=pick(va),
-                val_targets=targets[va],
-                val_tasks=[tasks[i] for i in va],
-            )
-            train_s = time.perf_counter() - start
-            start = time.perf_counter()
-            samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
-            predict_s = time.perf_counter() - start
-            pooled.append(samples)
-            predicted = point_estimate(samples, "median")
-            results.append(
-                {
-                    "split": how,
-                    "method": "rlm",
-                    "models": 1,
-                    "seed": seed,
-                    **per_language(predicted, targets[te], test_tasks),
-                    **pairwise(predicted, targets[te], test_tasks, test_groups),
-                    "train_s": train_s,
-                    "queries_per_s": len(te) / predict_s,
-                    "truncated": rlm.fit_report_.get("truncated"),
-                    "best_step": rlm.fit_report_.get("best_step"),
-                    "steps_run": rlm.fit_report_.get("steps"),
-                    "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
-                    "val_metric": args.val_metric,
-                    "ema_decay": args.ema_decay,
-                    "average_best": args.average_best,
-                }
-            )
-            print(f"  rlm seed {seed}: {train_s:.0f}s")
-            write_report(args, results, counts, stats, complete=False)
-        if args.seeds > 1:
-            # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
-            predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
-            results.append(
-                {
-                    "split": how,
-                    "method": "rlm",
-                    "models": args.seeds,
-                    **per_language(predicted, targets[te], test_tasks),
-                    **pairwise(predicted, targets[te], test_tasks, test_groups),
-                    "train_s": sum(r["train_s"] for r in results[-args.seeds :]),
-                    "val_metric": args.val_metric,
-                    "ema_decay": args.ema_decay,
-                    "average_best": args.average_best,
-                }
-            )
-            write_report(args, results, counts, stats, complete=False)
+        for encoder in args.encoders.split(","):
+            init = None if encoder == "scratch" else encoder
+            pooled = []
+            for seed in range(args.seeds):
+                start = time.perf_counter()
+                rlm = RegressionLM(
+                    vocab_size=args.vocab_size,
+                    max_input_len=args.max_input_len,
+                    model=model,
+                    training={**rlm_training, "seed": seed}
+                    | ({} if init is None else {"learning_rate": args.init_learning_rate}),
+                    num_samples=args.samples,
+                    batch_size=64,
+                )
+                rlm.fit(
+                    pick(tr),
+                    targets[tr],
+                    objectives=OBJECTIVES,
+                    tasks=[tasks[i] for i in tr],
+                    val_texts=pick(va),
+                    val_targets=targets[va],
+                    val_tasks=[tasks[i] for i in va],
+                    init=init,
+                )
+                train_s = time.perf_counter() - start
+                start = time.perf_counter()
+                samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
+                predict_s = time.perf_counter() - start
+                pooled.append(samples)
+                predicted = point_estimate(samples, "median")
+                results.append(
+                    {
+                        "split": how,
+                        "method": "rlm",
+                        "encoder": "scratch" if init is None else "pretrained",
+                        "init": init,
+                        "models": 1,
+                        "seed": seed,
+                        **per_language(predicted, targets[te], test_tasks),
+                        **pairwise(predicted, targets[te], test_tasks, test_groups),
+                        "train_s": train_s,
+                        "queries_per_s": len(te) / predict_s,
+                        "learning_rate": rlm.training["learning_rate"],
+                        "truncated": rlm.fit_report_.get("truncated"),
+                        "best_step": rlm.fit_report_.get("best_step"),
+                        "steps_run": rlm.fit_report_.get("steps"),
+                        "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
+                        "val_metric": args.val_metric,
+                        "ema_decay": args.ema_decay,
+                        "average_best": args.average_best,
+                    }
+                )
+                print(f"  rlm ({encoder}) seed {seed}: {train_s:.0f}s")
+                write_report(args, results, counts, stats, complete=False)
+            if args.seeds > 1:
+                # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
+                predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
+                results.append(
+                    {
+                        "split": how,
+                        "method": "rlm",
+                        "encoder": "scratch" if init is None else "pretrained",
+                        "init": init,
+                        "models": args.seeds,
+                        **per_language(predicted, targets[te], test_tasks),
+                        **pairwise(predicted, targets[te], test_tasks, test_groups),
+                        "train_s": sum(r["train_s"] for r in results[-args.seeds :]),
+                        "val_metric": args.val_metric,
+                        "ema_decay": args.ema_decay,
+                        "average_best": args.average_best,
+                    }
+                )
+                write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 
         seen = np.concatenate([tr, va])

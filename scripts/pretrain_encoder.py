@@ -1,0 +1,95 @@
+"""Pretrain coderlm's own encoder on this machine (the recipe: rerun it to reproduce the checkpoint).
+
+The corpus is unlabelled code, none of it from a problem any bench tests on:
+
+- LeetCode solutions in every language of ``../shared/data/leetcode`` (CC BY-SA 4.0), leaving out
+  every problem the labelled LeetCode dataset draws on (``coderlm collect programs --corpus leetcode
+  --limit LIMIT``: the first LIMIT problems with a harness per language, in any language): their
+  solutions are what the programs bench trains and tests on;
+- TheAlgorithms/Python (``../shared/data/thealgorithms``, MIT);
+- KernelBench's PyTorch programs (``../shared/data/kernelbench``, MIT): PyTorch source, not the
+  Inductor kernels the kernel bench tests;
+- the Python standard library of this machine (``/usr/lib/python3.11``, its tests left out).
+
+It is written to ``OUT/corpus.jsonl`` (one ``{"text": ...}`` per document) and pretrained with
+``coderlm.pretraining.pretrain`` into ``OUT/encoder``; the command that does the same is printed.
+
+    python scripts/pretrain_encoder.py --out out/pretrain      # corpus ~1 min, then the stated budget
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import sysconfig
+from pathlib import Path
+
+from coderlm.atomic import write_atomic
+from coderlm.collect.programs.corpora import shared_data
+from coderlm.collect.programs.leetcode import load_leetcode
+from coderlm.pretraining import pretrain
+
+LABELLED_LANGUAGES = ["python", "cpp", "java", "go", "typescript", "javascript"]
+RECIPE = {"vocab_size": 8192, "max_len": 256, "hidden_size": 128, "layers": 4, "heads": 4, "intermediate_size": 512}
+TRAINING = {"steps": 3000, "batch_size": 32, "learning_rate": 1e-3, "eval_every": 250, "checkpoint_every": 250}
+
+
+def labelled_problems(folder: Path, limit: int) -> set[int]:
+    """Problem numbers the labelled LeetCode dataset (collected with ``--limit limit``) may hold."""
+    jobs, skips = load_leetcode(folder, LABELLED_LANGUAGES, limit=limit)
+    return {int(name.rsplit("/", 1)[1]) for name in [j.problem for j in jobs] + [s["problem"] for s in skips]}
+
+
+def documents(data: Path, limit: int) -> dict[str, list[str]]:
+    """Source name -> its documents."""
+    leetcode = data / "leetcode"
+    held_out = labelled_problems(leetcode, limit)
+    out: dict[str, list[str]] = {"leetcode": []}
+    for path in sorted(leetcode.glob("solutions-*.jsonl.gz")):
+        with gzip.open(path, "rt") as file:
+            rows = [json.loads(line) for line in file]
+        out["leetcode"] += [r["code"] for r in rows if int(r["id"]) not in held_out]
+    with gzip.open(data / "thealgorithms" / "python.jsonl.gz", "rt") as file:
+        out["thealgorithms"] = [json.loads(line)["code"] for line in file]
+    out["kernelbench"] = [p.read_text() for p in sorted((data / "kernelbench").rglob("*.py"))]
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    out["stdlib"] = []
+    for path in sorted(stdlib.rglob("*.py")):
+        parts = set(path.relative_to(stdlib).parts)
+        if parts & {"test", "tests", "site-packages", "idle_test", "lib2to3"}:
+            continue
+        try:
+            out["stdlib"].append(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            continue
+    print(f"held out {len(held_out)} LeetCode problems (the labelled dataset's)", file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("out/pretrain"))
+    parser.add_argument("--data", type=Path, help="the shared data folder (default: ../shared/data)")
+    parser.add_argument("--limit", type=int, default=2000, help="--limit of the labelled LeetCode collection")
+    parser.add_argument("--steps", type=int, default=TRAINING["steps"])
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    corpus = args.out / "corpus.jsonl"
+    if not corpus.is_file():
+        sources = documents(args.data or shared_data(), args.limit)
+        lines = [json.dumps({"text": t, "source": name}) for name, texts in sources.items() for t in texts]
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_atomic(corpus, "".join(line + "\n" for line in lines))
+        counts = {name: (len(texts), sum(map(len, texts))) for name, texts in sources.items()}
+        print(f"corpus: {json.dumps(counts)} (documents, characters)", file=sys.stderr)
+    training = TRAINING | {"steps": args.steps}
+    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in (RECIPE | training).items())
+    print(f"coderlm pretrain --data {corpus} --out {args.out / 'encoder'} {flags}", file=sys.stderr)
+    result = pretrain([corpus], args.out / "encoder", config=RECIPE, training=training, resume=args.resume)
+    print(json.dumps(result.record["result"] | {"seconds": result.record["seconds"]}))
+
+
+if __name__ == "__main__":
+    main()
