@@ -17,6 +17,7 @@ decoder, ``--encoder FOLDER`` uses it frozen (with ``--encoder-cache``).
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -139,7 +140,8 @@ def pretrain(
         "result": result.report("loss" if val_loss is not None else None),
         "seconds": round(time.perf_counter() - began, 1),
     }
-    save_encoder(out, model.cpu(), tokenizer, record)
+    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun every rank holds the same weights: one writes
+        save_encoder(out, model.cpu(), tokenizer, record)
     return PretrainResult(out, record)
 
 
