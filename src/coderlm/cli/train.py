@@ -69,7 +69,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--init",
         help="fine-tune: start from this trained model or finished run folder (its tokenizer and architecture; "
-        "new objectives allowed; learning rate 5e-5 unless --learning-rate)",
+        "new objectives allowed; learning rate 5e-5 unless --learning-rate), or from a pretrained encoder "
+        "folder (coderlm pretrain's: its tokenizer and encoder under a new number decoder)",
     )
     p.add_argument("--specials", type=csv_list, help=f"special values to learn as tokens: {list(SPECIAL_TOKENS)}")
     g = p.add_argument_group("number format")
