@@ -143,6 +143,19 @@ def pairwise(predicted: np.ndarray, measured: np.ndarray, tasks: list[str], grou
     return out
 
 
+def scores(predicted: np.ndarray, method: str, test: dict, **extra) -> dict:
+    """A table row: per-language Spearman and within-problem pairs of ``predicted`` on ``test`` (its split
+    name, measured targets, tasks and groups)."""
+    measured, tasks = test["measured"], test["tasks"]
+    return {
+        "split": test["split"],
+        "method": method,
+        **extra,
+        **per_language(predicted, measured, tasks),
+        **pairwise(predicted, measured, tasks, test["groups"]),
+    }
+
+
 def collection_stats(data: Path) -> dict:
     """The collector's statistics beside the dataset (``<corpus>.stats.json``), printed as a table."""
     path = data.with_name(data.stem + ".stats.json")
@@ -279,8 +292,13 @@ def main() -> None:
         tr, va, te = parts["train"], parts["val"], parts["test"]
         test_tasks, test_groups = [tasks[i] for i in te], [groups[i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
+
+        test = {"split": how, "measured": targets[te], "tasks": test_tasks, "groups": test_groups}
+
         for encoder in args.encoders.split(","):
             init = None if encoder == "scratch" else encoder
+            family = {"encoder": "scratch" if init is None else "pretrained", "init": init}
+            settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}
             pooled = []
             for seed in range(args.seeds):
                 start = time.perf_counter()
@@ -310,15 +328,8 @@ def main() -> None:
                 pooled.append(samples)
                 predicted = point_estimate(samples, "median")
                 results.append(
-                    {
-                        "split": how,
-                        "method": "rlm",
-                        "encoder": "scratch" if init is None else "pretrained",
-                        "init": init,
-                        "models": 1,
-                        "seed": seed,
-                        **per_language(predicted, targets[te], test_tasks),
-                        **pairwise(predicted, targets[te], test_tasks, test_groups),
+                    scores(predicted, "rlm", test, **family, models=1, seed=seed)
+                    | {
                         "train_s": train_s,
                         "queries_per_s": len(te) / predict_s,
                         "learning_rate": rlm.training["learning_rate"],
@@ -326,9 +337,7 @@ def main() -> None:
                         "best_step": rlm.fit_report_.get("best_step"),
                         "steps_run": rlm.fit_report_.get("steps"),
                         "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
-                        "val_metric": args.val_metric,
-                        "ema_decay": args.ema_decay,
-                        "average_best": args.average_best,
+                        **settings,
                     }
                 )
                 print(f"  rlm ({encoder}) seed {seed}: {train_s:.0f}s")
@@ -336,21 +345,8 @@ def main() -> None:
             if args.seeds > 1:
                 # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
                 predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
-                results.append(
-                    {
-                        "split": how,
-                        "method": "rlm",
-                        "encoder": "scratch" if init is None else "pretrained",
-                        "init": init,
-                        "models": args.seeds,
-                        **per_language(predicted, targets[te], test_tasks),
-                        **pairwise(predicted, targets[te], test_tasks, test_groups),
-                        "train_s": sum(r["train_s"] for r in results[-args.seeds :]),
-                        "val_metric": args.val_metric,
-                        "ema_decay": args.ema_decay,
-                        "average_best": args.average_best,
-                    }
-                )
+                train_s = sum(r["train_s"] for r in results[-args.seeds :])
+                results.append(scores(predicted, "rlm", test, **family, models=args.seeds, train_s=train_s, **settings))
                 write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 
@@ -368,15 +364,7 @@ def main() -> None:
             baseline = make_baseline(name, **options).fit(pick(seen), targets[seen], tasks=[tasks[i] for i in seen])
             train_s = time.perf_counter() - start
             predicted = baseline.predict(pick(te), tasks=test_tasks)
-            results.append(
-                {
-                    "split": how,
-                    "method": name,
-                    **per_language(predicted, targets[te], test_tasks),
-                    **pairwise(predicted, targets[te], test_tasks, test_groups),
-                    "train_s": train_s,
-                }
-            )
+            results.append(scores(predicted, name, test, train_s=train_s))
             print(f"  {name} {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
 
