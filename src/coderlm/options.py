@@ -28,6 +28,16 @@ class OptionError(ValueError):
         return (type(self), (self.option, self.message, self.kind))
 
 
+def check_integers(obj: Any, names: tuple[str, ...], kind: str, minimum: int = 1) -> None:
+    """Each of ``obj``'s fields ``names`` must be an integer (not a bool) >= ``minimum`` (1 or 0), else
+    OptionError naming it."""
+    what = "a positive integer" if minimum == 1 else "a non-negative integer"
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise OptionError(name, f"must be {what}, got {value!r}", kind)
+
+
 def check_options(cls: type, values: dict[str, Any], what: str) -> None:
     """Raise ValueError listing keys of ``values`` that are not fields of dataclass ``cls``."""
     if not isinstance(values, dict):

@@ -165,6 +165,21 @@ def merge_options(
     return merged
 
 
+def command_options(
+    args: argparse.Namespace, sections: dict[str, list[str]], required: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A command's options: its ``--config`` YAML merged under the flags given (``merge_options``; every
+    other flag is top-level); each of ``required`` must be set in one of them, else ConfigError."""
+    config = load_yaml_config(args.config) if args.config else {}
+    fields = {name for names in sections.values() for name in names}
+    top_level = [k for k in vars(args) if k not in ("config", "run", "flags", "command", "verbose", *fields)]
+    opts = merge_options(args, config, sections, top_level, args.config or "command line")
+    for name in required:
+        if not opts.get(name):
+            raise ConfigError(f"--{name} is required (on the command line or in --config)")
+    return opts
+
+
 def csv_list(value: str) -> list[str]:
     """``"a, b,c"`` -> ``["a", "b", "c"]`` (a flag's type)."""
     return [v.strip() for v in value.split(",") if v.strip()]

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 
-from coderlm.cli.flags import ConfigError, add_flags, dataclass_options, load_yaml_config, merge_options
+from coderlm.cli.flags import add_flags, command_options, dataclass_options
 from coderlm.devices import resolve_device
 from coderlm.pretraining import PretrainConfig, pretrain
 from coderlm.pretraining.config import TRAINING_DEFAULTS, TRAINING_SKIPPED
@@ -50,14 +50,8 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_yaml_config(args.config) if args.config else {}
     sections = {"pretrain": [o.name for o in PRETRAIN_FLAGS], "training": [o.name for o in TRAINING_FLAGS]}
-    fields = {name for names in sections.values() for name in names}
-    top_level = [k for k in vars(args) if k not in ("config", "run", "flags", "command", "verbose", *fields)]
-    opts = merge_options(args, config, sections, top_level, args.config or "command line")
-    for required in ("data", "out"):
-        if not opts.get(required):
-            raise ConfigError(f"--{required} is required (on the command line or in --config)")
+    opts = command_options(args, sections, required=("data", "out"))
     data = opts["data"] if isinstance(opts["data"], list) else [opts["data"]]
     result = pretrain(
         data,

@@ -17,12 +17,10 @@ from typing import Any
 
 from coderlm.atomic import write_atomic
 from coderlm.cli.flags import (
-    ConfigError,
     add_flags,
+    command_options,
     csv_list,
     dataclass_options,
-    load_yaml_config,
-    merge_options,
     signature_options,
 )
 from coderlm.data import MISSING_POLICIES, DatasetError, read_dataset
@@ -86,14 +84,8 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_yaml_config(args.config) if args.config else {}
     sections = {"model": [o.name for o in MODEL_FLAGS], "training": [o.name for o in TRAINING_FLAGS]}
-    section_fields = {name for names in sections.values() for name in names}
-    top_level = [k for k in vars(args) if k not in ("config", "run", "flags", "command", "verbose", *section_fields)]
-    opts = merge_options(args, config, sections, top_level, args.config or "command line")
-    for required in ("data", "out"):
-        if not opts.get(required):
-            raise ConfigError(f"--{required} is required (on the command line or in --config)")
+    opts = command_options(args, sections, required=("data", "out"))
     number = {
         k: opts[k]
         for k in ("number_format", "mantissa_digits", "min_exponent", "max_exponent", "exponent_digits")

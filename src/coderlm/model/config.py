@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from coderlm.options import OptionError, check_options
+from coderlm.options import OptionError, check_integers, check_options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,10 +43,7 @@ class ModelConfig:
             "decoder_layers",
             "decoder_heads",
         )
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise OptionError(name, f"must be a positive integer, got {value!r}", "model option")
+        check_integers(self, positive, "model option")
         own_encoder = self.encoder == "scratch"  # a pretrained encoder has its own heads and positions
         for width, heads in (("encoder_dim", "encoder_heads"), ("decoder_dim", "decoder_heads"))[not own_encoder :]:
             if getattr(self, width) % getattr(self, heads):

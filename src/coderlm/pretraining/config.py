@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from coderlm.options import OptionError, check_options
+from coderlm.options import OptionError, check_integers, check_options
 
 # TrainConfig defaults that differ for pretraining (BERT-style recipes: lower peak rate, weight decay,
 # windows of similar length batched together, a validation loss now and then).
@@ -41,10 +41,8 @@ class PretrainConfig:
     field: str = "text"  # the text field of JSONL/Parquet rows (e.g. "code" for the shared LeetCode files)
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "max_len", "hidden_size", "layers", "heads", "intermediate_size", "max_span"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise OptionError(name, f"must be a positive integer, got {value!r}", "pretraining option")
+        positive = ("vocab_size", "max_len", "hidden_size", "layers", "heads", "intermediate_size", "max_span")
+        check_integers(self, positive, "pretraining option")
         if self.vocab_size < 260:
             raise OptionError("vocab_size", f"must be >= 260 (bytes, specials, a merge), got {self.vocab_size}")
         if self.max_len < 16:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from coderlm.options import OptionError, check_options
+from coderlm.options import OptionError, check_integers, check_options
 
 OPTIMIZERS = ("adamw", "adafactor")
 TASK_SAMPLING = ("proportional", "temperature")
@@ -46,7 +46,7 @@ class TrainConfig:
     cache_dir: str = ""  # folder of the "disk" encoder cache (default: encoder_cache/ in the run folder)
 
     def __post_init__(self) -> None:
-        for name in (
+        positive = (
             "steps",
             "batch_size",
             "grad_accum",
@@ -54,14 +54,9 @@ class TrainConfig:
             "log_every",
             "val_samples",
             "average_best",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise OptionError(name, f"must be a positive integer, got {value!r}", "training option")
-        for name in ("eval_every", "patience", "checkpoint_every", "seed"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise OptionError(name, f"must be a non-negative integer, got {value!r}", "training option")
+        )
+        check_integers(self, positive, "training option")
+        check_integers(self, ("eval_every", "patience", "checkpoint_every", "seed"), "training option", minimum=0)
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
         for name, allowed in (
