@@ -77,6 +77,17 @@ def test_lines_pretokenizer_compresses_machine_text_and_round_trips():
     assert any("16,16,3,3" in piece for piece in pieces)  # merges span digits and punctuation
 
 
+def test_lines_digits_merges_line_boilerplate_but_reads_numbers_digit_by_digit():
+    code = BPETokenizer.train(MACHINE_TEXT, vocab_size=600)
+    mixed = BPETokenizer.train(MACHINE_TEXT, vocab_size=600, pretokenize="lines+digits")
+    text = MACHINE_TEXT[3]
+    assert mixed.decode(mixed.tokenize([text])[0]) == text
+    assert len(mixed.tokenize([text])[0]) < len(code.tokenize([text])[0])
+    pieces = [mixed.tokenizer.id_to_token(i) for i in mixed.tokenize([text])[0]]
+    assert any(len(piece) > 4 and "Conv" in piece for piece in pieces)  # boilerplate still merges
+    assert all(not any(c.isdigit() for c in piece) or len(piece) == 1 for piece in pieces)  # digits stand alone
+
+
 def test_unknown_pretokenizer():
     with pytest.raises(ValueError, match="pretokenize must be one of"):
         BPETokenizer.train(CODE, pretokenize="words")

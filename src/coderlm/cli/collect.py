@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from coderlm.cli.flags import csv_list, require_file
 from coderlm.cli.profile import add_protocol_flags
 from coderlm.collect.kernels.collect import SOURCES, Timing, collect_kernels
+from coderlm.collect.kernels.collect import rewrite_texts as rewrite_kernel_texts
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
-from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs
+from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
 from coderlm.options import OptionError
 
@@ -105,7 +107,13 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         "--text",
         choices=TEXT_MODES,
         default="problem+code",
-        help="what the model reads: problem description + code (default, as the paper), code only, or also the tests",
+        help="what the model reads: problem description + code (default, as the paper), code only, also the "
+        "tests, or (leetcode) code + a summary of the test inputs + the statement",
+    )
+    p.add_argument(
+        "--rewrite-text",
+        action="store_true",
+        help="rewrite the texts of <out>/<corpus>.jsonl in the --text mode (labels kept; nothing run) and stop",
     )
     p.add_argument("--twice", action="store_true", help="profile passing programs twice (label noise ceiling)")
     p.add_argument(
@@ -122,6 +130,10 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
 
 
 def run_programs(args: argparse.Namespace) -> int:
+    if args.rewrite_text:
+        count = rewrite_texts(args.out, args.corpus, args.text, data=args.data, progress=not args.no_progress)
+        print(json.dumps({"dataset": str(Path(args.out) / f"{args.corpus}.jsonl"), "rewritten": count}))
+        return 0
     if args.limit is not None and args.limit < 1:
         raise OptionError("limit", f"must be >= 1, got {args.limit}")
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
@@ -187,11 +199,21 @@ def add_kernels(kinds: argparse._SubParsersAction) -> None:
         default=default.timeout_s,
         help=f"seconds per program to compile, and again to time (default {default.timeout_s:g})",
     )
+    p.add_argument(
+        "--rewrite-text",
+        action="store_true",
+        help="rewrite the texts of <out>/<source>.jsonl, collected by an older version, as this one writes "
+        "them (labels kept; nothing compiled or timed) and stop",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run_kernels)
 
 
 def run_kernels(args: argparse.Namespace) -> int:
+    if args.rewrite_text:
+        dataset = Path(args.out) / f"{args.source}.jsonl"
+        print(json.dumps({"dataset": str(dataset), "rewritten": rewrite_kernel_texts(dataset)}))
+        return 0
     timing = Timing(args.repeats, args.warmups, args.min_us, args.rerun_share, args.timeout)
     report = collect_kernels(
         args.out,

@@ -19,7 +19,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from coderlm.atomic import write_atomic
 
 PAD, START = "<pad>", "<s>"
-PRETOKENIZERS = ("code", "lines")
+PRETOKENIZERS = ("code", "lines", "lines+digits")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +82,9 @@ class BPETokenizer:
         * ``"lines"``: only line ends; merges may span punctuation and digits, so the
           recurring pieces of machine-written text (``[1,16,32,32]``, ``= Conv[pads=``)
           become single tokens. Much shorter for ONNX text.
+        * ``"lines+digits"``: line ends, and every digit on its own: the boilerplate of a line
+          still merges, but a number is read digit by digit, never as a token of its own
+          (generated kernels: a size not seen in training is not an unknown token).
         """
         if vocab_size < 259:
             raise ValueError(f"vocab_size must be >= 259 (256 bytes, <pad>, <s> and one merge), got {vocab_size}")
@@ -93,9 +96,11 @@ class BPETokenizer:
                 [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
             )
         else:
+            digits = [pre_tokenizers.Digits(individual_digits=True)] if pretokenize == "lines+digits" else []
             tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
                 [
                     pre_tokenizers.Split("\n", behavior="merged_with_previous"),
+                    *digits,
                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
                 ]
             )

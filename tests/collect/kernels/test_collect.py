@@ -6,7 +6,7 @@ import math
 import pytest
 
 from coderlm.cli import main
-from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels
+from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, rewrite_texts
 from coderlm.data import read_dataset
 
 HEADER = "import os\nimport torch\nimport torch.nn as nn\n\n"
@@ -108,13 +108,16 @@ def test_rows_hold_kernel_source_latency_and_the_machine(collected):
     graphs = [r for r in rows if r.task == "inductor_cpp_graph"]
     assert kernels and len(graphs) == 1
     for row in kernels:
-        assert row.text.startswith("// cpp_fused_") and 'extern "C"' in row.text
+        name, loops, *_ = row.text.splitlines()
+        assert name.startswith("// cpp_fused_") and loops.startswith("// loops: ") and 'extern "C"' in row.text
+        assert "static_cast<int64_t>(0L)" not in row.text and row.meta["text_revision"] == 2
         assert row.targets["latency_us"] > 0 and row.meta["rerun_latency_us"] > 0  # rerun_share 1.0
         (shape,) = row.meta["shapes"]  # scaled down from (512, 1024)
         assert row.group == "kernelbench/level2/1_Good" and len(shape) == 2 and shape[0] * shape[1] <= 512 * 1024
         assert row.meta["machine"]["threads"] == 1 and row.meta["kind"] in ("softmax", "reduction", "pointwise")
     graph = graphs[0].text
-    assert graph.startswith("cpp_fused_") and "def call(" in graph and "benchmark_compiled_module" not in graph
+    assert graph.startswith("// loops: ") and "\ncpp_fused_" in graph and "def call(" in graph
+    assert "benchmark_compiled_module" not in graph
     assert graphs[0].meta["kernels"] == len(kernels) and graphs[0].targets["latency_us"] > 0
 
 
@@ -131,6 +134,29 @@ def test_resume_adds_nothing_twice_and_other_machines_are_refused(collected):
     (other / "kernelbench.jsonl").write_text(json.dumps(row) + "\n")
     with pytest.raises(ValueError, match=r"another CPU.*latencies of two machines do not mix"):
         collect_kernels(other, data=data, levels=["level2"], draws=1, timing=timing, progress=False)
+
+
+def test_older_texts_are_rewritten_in_place_and_refused_until_then(collected, tmp_path):
+    data, out, _, timing = collected
+    rows = [json.loads(line) for line in (out / "kernelbench.jsonl").read_text().splitlines()]
+    kernel = next(r for r in rows if r["task"] == "inductor_cpp")
+    old_kernel = kernel | {"meta": {k: v for k, v in kernel["meta"].items() if k != "text_revision"}}
+    old_kernel["text"] = f"// {kernel['meta']['kernel']}\n" + (
+        'extern "C" void kernel(float* out_ptr0)\n{\n'
+        "    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(4096L); x0+=static_cast<int64_t>(16L))\n"
+        "    {\n        out_ptr0[x0] = 1;\n    }\n}\n"
+    )
+    old_graph = {**old_kernel, "task": "inductor_cpp_graph", "text": "def call(args):\n    return args\n"}
+    (tmp_path / "kernelbench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (old_kernel, old_graph)))
+    with pytest.raises(ValueError, match=r"kernelbench.jsonl:1: text revision 1.*--rewrite-text"):
+        collect_kernels(tmp_path, data=data, levels=["level2"], draws=1, timing=timing, progress=False)
+    assert main(["collect", "kernels", "--out", str(tmp_path), "--rewrite-text"]) == 0
+    new_kernel, new_graph = read_dataset(tmp_path / "kernelbench.jsonl")
+    assert new_kernel.text.splitlines()[1] == "// loops: 256 iterations (256=256)"
+    assert "x0<4096; x0+=16)" in new_kernel.text and new_kernel.meta["text_revision"] == 2
+    assert new_graph.text == old_graph["text"] and new_graph.meta["text_revision"] == 2  # no loop: no summary
+    assert new_kernel.targets == old_kernel["targets"]
+    assert rewrite_texts(tmp_path / "kernelbench.jsonl") == 0  # already current
 
 
 def test_predict_reads_kernel_sources_and_compiles_pytorch_programs(collected, tmp_path, capsys):

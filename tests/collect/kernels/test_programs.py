@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from coderlm.collect.kernels.inductor import kernel_kind, kernel_text
+from coderlm.collect.kernels.inductor import kernel_kind
 from coderlm.collect.kernels.programs import (
     input_elements,
     kernelbench_files,
@@ -15,6 +15,7 @@ from coderlm.collect.kernels.programs import (
     with_constants,
 )
 from coderlm.collect.kernels.synthetic import synthetic_program
+from coderlm.collect.kernels.texts import kernel_text
 from coderlm.collect.programs.corpora import shared_data
 
 PROGRAM = """import torch

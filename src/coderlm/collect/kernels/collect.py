@@ -45,6 +45,7 @@ from tqdm.auto import tqdm
 from coderlm.atomic import write_atomic
 from coderlm.collect.kernels.programs import LEVELS, KernelProgram, kernelbench_files, scaled_draws
 from coderlm.collect.kernels.synthetic import synthetic_program
+from coderlm.collect.kernels.texts import TEXT_REVISION, annotated, kernel_text
 from coderlm.collect.kernels.worker import KernelWorker
 from coderlm.collect.programs.corpora import shared_data
 from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
@@ -128,7 +129,7 @@ def collect_kernels(
     out.mkdir(parents=True, exist_ok=True)
     dataset, log = out / f"{source}.jsonl", out / f"{source}.runs.jsonl"
     here = machine(device)
-    _check_machine(dataset, here)
+    _check_dataset(dataset, here)
     jobs = list(program_jobs(source, data=data, count=count, draws=draws, seed=seed, levels=levels))
     cut_torn_line(log)
     done = {row["key"] for _, row in read_rows(log)} if log.is_file() else set()
@@ -214,6 +215,7 @@ def _rows(job: KernelProgram, result: dict, here: dict, min_us: float, device: s
         "dtype": job.dtype,
         "shapes": result["input_shapes"],
         "machine": here,
+        "text_revision": TEXT_REVISION,
     }
     rows, dropped = [], 0
     for kernel in result["kernels"]:
@@ -261,19 +263,54 @@ def _log_line(job: KernelProgram, result: dict, kept: int, dropped: int) -> dict
     return line | {"stage": result.get("stage"), "error": result.get("error", "")[:1000]}
 
 
-def _check_machine(dataset: Path, here: dict) -> None:
-    """Refuse to add rows measured here to a dataset measured on another machine."""
+def _check_dataset(dataset: Path, here: dict) -> None:
+    """Refuse to add rows measured here to a dataset measured on another machine, or written with another
+    text revision."""
     cut_torn_line(dataset)
     if not dataset.is_file():
         return
     for number, row in read_rows(dataset):
-        found = row.get("meta", {}).get("machine") if isinstance(row, dict) else None
-        if found != here:
+        meta = row.get("meta", {}) if isinstance(row, dict) else {}
+        if meta.get("machine") != here:
             raise ValueError(
-                f"{dataset}:{number}: measured on {found}, this run measures on {here}; "
+                f"{dataset}:{number}: measured on {meta.get('machine')}, this run measures on {here}; "
                 "collect into another out (latencies of two machines do not mix)"
             )
+        if meta.get("text_revision", 1) != TEXT_REVISION:
+            raise ValueError(
+                f"{dataset}:{number}: text revision {meta.get('text_revision', 1)}, this run writes "
+                f"{TEXT_REVISION}; rewrite the dataset's texts first (coderlm collect kernels --rewrite-text)"
+            )
         return  # every row of a dataset is written by runs that passed this check
+
+
+def rewrite_texts(dataset: str | Path) -> int:
+    """Rewrite the texts of an older dataset as this version writes them (the labels stay: a kernel's text
+    follows from its stored source), atomically; returns how many rows changed."""
+    dataset = Path(dataset)
+    if not dataset.is_file():
+        raise FileNotFoundError(f"{dataset}: no kernel dataset here")
+    cut_torn_line(dataset)
+    rows, changed = [], 0
+    for number, row in read_rows(dataset):
+        try:
+            meta, text, task = row["meta"], row["text"], row["task"]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{dataset}:{number}: not a row written by the kernel collector ({exc})") from exc
+        if meta.get("text_revision", 1) < TEXT_REVISION:
+            if task.endswith("_graph"):
+                row["text"] = annotated("", text)
+            else:
+                head, _, body = text.partition("\n")
+                if head != f"// {meta.get('kernel')}":
+                    raise ValueError(f"{dataset}:{number}: kernel text does not start with its name ({head[:80]!r})")
+                row["text"] = kernel_text(meta["kernel"], body)
+            meta["text_revision"] = TEXT_REVISION
+            changed += 1
+        rows.append(row)
+    if changed:
+        write_atomic(dataset, "".join(json.dumps(row) + "\n" for row in rows))
+    return changed
 
 
 class _Stats:

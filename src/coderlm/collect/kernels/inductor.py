@@ -42,13 +42,9 @@ import torch._inductor.config as inductor_config
 from torch._inductor.codecache import PyCodeCache
 from torch._inductor.utils import run_and_get_code
 
-# "name = async_compile.cpp_pybinding([...], r'''<source>''')" in the generated module
-CPP_KERNEL = re.compile(r"^(cpp_\w+) = async_compile\.cpp_pybinding\(\[.*?\], r'''(.*?)'''\)", re.M | re.S)
-TRITON_KERNEL = re.compile(
-    r"^(triton_\w+) = async_compile\.triton\('\w+', '''(.*?)''', device_str='cuda'\)", re.M | re.S
-)
+from coderlm.collect.kernels.texts import CPP_KERNEL, TRITON_KERNEL, graph_text, kernel_text
+
 EXTERN_CALL = re.compile(r"\b(extern_kernels\.\w+|aten\.\w+(?:\.\w+)?)\(")
-BOILERPLATE = ("#include <torch/csrc/inductor/cpp_prefix.h>", "inductor_cpu_integer_div_error")
 KINDS = (  # the first whose words appear in a kernel's name (the ops it fuses) names its kind
     ("softmax", ("softmax", "logsumexp")),
     ("norm", ("norm", "var_mean")),
@@ -56,22 +52,6 @@ KINDS = (  # the first whose words appear in a kernel's name (the ops it fuses) 
     ("convolution", ("convolution", "conv")),
     ("matmul", ("mm", "bmm", "addmm", "matmul")),
 )
-
-
-def kernel_text(name: str, source: str) -> str:
-    """What a model reads: the kernel's name (it lists the fused ops) and its source, boilerplate lines dropped."""
-    lines = [line for line in source.strip("\n").splitlines() if not any(b in line for b in BOILERPLATE)]
-    return f"// {name}\n" + "\n".join(lines).strip("\n") + "\n"
-
-
-def graph_text(code: str, device: str = "cpu") -> str:
-    """The generated module as a model reads it: kernels and the wrapper that calls them, without the import
-    preamble and the benchmark harness at the end (the same in every module)."""
-    starts = [m.start() for m in (TRITON_KERNEL if device == "cuda" else CPP_KERNEL).finditer(code)]
-    starts += [i + 1 for i in (code.find("\nclass Runner"), code.find("\ndef call(")) if i >= 0]
-    start = min(starts, default=0)
-    end = code.find("\ndef get_args():")
-    return code[start : end if end >= 0 else len(code)].strip("\n") + "\n"
 
 
 def kernel_kind(name: str) -> str:
