@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from coderlm.cli import main
 from coderlm.collect.programs.collect import Protocol, collect_programs
 from coderlm.collect.programs.runners import load_runners
 from coderlm.data import read_dataset
@@ -88,4 +89,34 @@ def test_a_toy_language_is_a_table_entry_and_a_template(tmp_path):
     skips = [json.loads(line) for line in (out / "leetcode.skips.jsonl").read_text().splitlines()]
     assert [(s["problem"], s["reason"]) for s in skips] == [("leetcode/99002", "design problem")]
     again = collect_programs(out, "leetcode", ["toy"], workers=1, **options)  # resumes: nothing left to run
+    assert (again.already_done, again.tried) == (2, 0)
+
+    # the text stating the test inputs, written over the collected rows (labels kept, nothing run again)
+    assert (
+        main(
+            [
+                "collect",
+                "programs",
+                "--corpus",
+                "leetcode",
+                "--languages",
+                "toy",
+                "--out",
+                str(out),
+                "--data",
+                str(data),
+                "--text",
+                "code+inputs+problem",
+                "--rewrite-text",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    (new,) = read_dataset(out / "leetcode.jsonl")
+    assert new.text.startswith(TOY_SOLUTION + "// inputs: 2 cases; largest: list[3]; 3 values in all\n\n99001.")
+    assert new.targets == row.targets and new.meta["text"] == "code+inputs+problem"
+    with pytest.raises(ValueError, match="written with text='code\\+inputs\\+problem'"):
+        collect_programs(out, "leetcode", ["toy"], workers=1, **options)  # the default text: refused
+    again = collect_programs(out, "leetcode", ["toy"], workers=1, text="code+inputs+problem", **options)
     assert (again.already_done, again.tried) == (2, 0)

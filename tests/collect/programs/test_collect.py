@@ -112,8 +112,10 @@ def test_collect_refuses_rows_of_the_older_description_rule(tmp_path):
 
 
 def test_collect_rejects_bad_options(tmp_path):
-    with pytest.raises(OptionError, match=r"^text must be one of problem\+code, code, problem\+code\+tests, got 'poe"):
+    with pytest.raises(OptionError, match=r"^text must be one of problem\+code, code, problem\+code\+tests, code\+"):
         collect_programs(tmp_path, text="poetry", progress=False)
+    with pytest.raises(OptionError, match=r"^text code\+inputs\+problem states the test inputs: only for leetcode"):
+        collect_programs(tmp_path, text="code+inputs+problem", progress=False)
     with pytest.raises(OptionError, match=r"^workers must be >= 1, got 0$"):
         collect_programs(tmp_path, workers=0, progress=False)
     with pytest.raises(OptionError, match=r"^out is a folder \(it gets mbxp\.jsonl and logs\), got .*x\.jsonl$"):

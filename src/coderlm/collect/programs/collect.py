@@ -55,13 +55,15 @@ from coderlm.atomic import write_atomic
 from coderlm.collect.programs import support
 from coderlm.collect.programs.corpora import ProgramJob, load_corpus
 from coderlm.collect.programs.harness import HarnessJob, profile_harness
+from coderlm.collect.programs.inputs import describe
 from coderlm.collect.programs.python_profiler import profile_python_passes
 from coderlm.collect.programs.runners import baseline, get_runner, load_runners, profile_program
 from coderlm.collect.programs.sandbox import isolation
 from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
 from coderlm.options import OptionError
 
-TEXT_MODES = ("problem+code", "code", "problem+code+tests")
+TEXT_MODES = ("problem+code", "code", "problem+code+tests", "code+inputs+problem")
+INPUT_MODES = ("code+inputs+problem",)  # need the test inputs: harness corpora only
 TEXT_REVISION = 2  # 1: the description was prepended even where the code already stated it
 STATUSES = ("passed", "failed", "wrong_answer", "compile_error", "timeout", "crashed", "output_limit")
 HARNESS_CORPORA = ("leetcode",)  # run through per-language harnesses, with exact labels
@@ -110,8 +112,7 @@ def collect_programs(
     progress: bool = True,
 ) -> CollectReport:
     """Profile the programs of ``corpus`` in ``languages`` into the folder ``out``, resuming what is there."""
-    if text not in TEXT_MODES:
-        raise OptionError("text", f"must be one of {', '.join(TEXT_MODES)}, got {text!r}")
+    _check_mode(corpus, text)
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise OptionError("workers", f"must be >= 1, got {workers}")
@@ -206,9 +207,26 @@ def with_description(description: str, code: str) -> str:
     return f"{description}\n\n{code}"
 
 
-def _row(job: ProgramJob | HarnessJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
+def _check_mode(corpus: str, text: str) -> None:
+    if text not in TEXT_MODES:
+        raise OptionError("text", f"must be one of {', '.join(TEXT_MODES)}, got {text!r}")
+    if text in INPUT_MODES and corpus not in HARNESS_CORPORA:
+        raise OptionError("text", f"{text} states the test inputs: only for {', '.join(HARNESS_CORPORA)}, not {corpus}")
+
+
+def text_of(job: ProgramJob | HarnessJob, text: str) -> str:
+    """What the model reads of ``job`` in mode ``text`` (``TEXT_MODES``). ``code+inputs+problem``: the code
+    first (a long statement no longer pushes it past the tokens read), the summary of the test inputs
+    (``inputs.describe``: what the labels scale with), then the statement."""
+    if text == "code+inputs+problem":
+        assert isinstance(job, HarnessJob)
+        return f"{job.code.rstrip()}\n{describe(job.cases.args, job.language)}\n\n{job.description}"
     code = job.source if text == "problem+code+tests" else job.code
-    body = code if text == "code" else with_description(job.description, code)
+    return code if text == "code" else with_description(job.description, code)
+
+
+def _row(job: ProgramJob | HarnessJob, record: dict[str, Any], text: str, base: dict[str, Any]) -> dict[str, Any]:
+    body = text_of(job, text)
     if isinstance(job, HarnessJob):
         return _harness_row(job, record, text, body)
     meta = {
@@ -271,6 +289,31 @@ def _check_text(path: Path, text: str) -> None:
                 f"text={text!r} (revision {TEXT_REVISION}); collect into another out (one dataset holds one "
                 "kind of text)"
             )
+
+
+def rewrite_texts(
+    out: str | Path, corpus: str, text: str, *, data: str | Path | None = None, progress: bool = True
+) -> int:
+    """Rewrite every row of ``out/<corpus>.jsonl`` with the text mode ``text`` (labels kept: a row's text
+    follows from its program in the corpus, found by ``meta.key``), atomically; returns the rows rewritten."""
+    _check_mode(corpus, text)
+    dataset = Path(out) / f"{corpus}.jsonl"
+    if not dataset.is_file():
+        raise FileNotFoundError(f"{dataset}: no dataset here (collect it first)")
+    cut_torn_line(dataset)
+    rows = [row for _, row in read_rows(dataset)]
+    languages = sorted({row.get("task") for row in rows if isinstance(row, dict) and row.get("task")})
+    jobs, _ = load_corpus(corpus, languages, data=data)
+    by_key = {job.key: job for job in jobs}
+    for number, row in enumerate(tqdm(rows, desc="rewrite texts", unit="row", disable=not progress), start=1):
+        try:
+            job = by_key[row["meta"]["key"]]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{dataset}:{number}: no program of corpus {corpus} for this row ({exc})") from exc
+        row["text"] = text_of(job, text)
+        row["meta"] |= {"text": text, "text_revision": TEXT_REVISION}
+    write_atomic(dataset, "".join(json.dumps(row) + "\n" for row in rows))
+    return len(rows)
 
 
 def _baselines(path: Path, languages: Sequence[str], runners: dict, protocol: Protocol) -> dict[str, Any]:
