@@ -4,7 +4,8 @@ Each input is a name and the text a model reads: a ``.jsonl`` / ``.parquet`` dat
 per row (named ``FILE:LINE``); an ``.onnx`` model gives its graph as text, serialized exactly as
 ``coderlm collect nas`` writes it (the ``onnx`` extra); with ``--kernels`` a ``.py`` PyTorch program
 gives one input per kernel TorchInductor generates for it (named ``FILE:kernel``), written as
-``coderlm collect kernels`` writes them; ``-`` is one text from standard input; any other file is one
+``coderlm collect kernels`` writes them, and a ``.cpp`` kernel is read as the collector writes it (its loop
+summary added where missing, ``texts.as_kernel_text``); ``-`` is one text from standard input; any other file is one
 text (UTF-8).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from coderlm.collect.kernels.collect import compile_kernels
+from coderlm.collect.kernels.texts import as_kernel_text
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.data import read_dataset
 from coderlm.decoding import central_interval, point_estimate
@@ -52,7 +54,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--kernels",
         action="store_true",
         help=".py inputs are PyTorch programs (Model, get_inputs, get_init_inputs): compile each with TorchInductor "
-        "and predict every kernel it generates (named FILE:kernel), as coderlm collect kernels writes them",
+        "and predict every kernel it generates (named FILE:kernel), as coderlm collect kernels writes them; .cpp "
+        "inputs are kernels (a loop summary added where missing)",
     )
     p.add_argument(
         "--onnx-style",
@@ -78,6 +81,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_text(path: str) -> str:
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        return file.read_text()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file") from exc
+
+
 def read_inputs(paths: Sequence[str], onnx_style: str = "compact", kernels: bool = False) -> list[tuple[str, str]]:
     """(name, text) pairs in the order given; errors name the file."""
     inputs: list[tuple[str, str]] = []
@@ -92,14 +105,10 @@ def read_inputs(paths: Sequence[str], onnx_style: str = "compact", kernels: bool
             inputs.append((path, onnx_file_text(path, onnx_style)))
         elif suffix == ".py" and kernels:
             inputs.extend((f"{path}:{name}", text) for name, text in compile_kernels(path))
+        elif suffix == ".cpp" and kernels:
+            inputs.append((path, as_kernel_text(_read_text(path))))
         else:
-            file = Path(path)
-            if not file.is_file():
-                raise FileNotFoundError(f"{path}: no such file")
-            try:
-                inputs.append((path, file.read_text()))
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"{path}: not a UTF-8 text file") from exc
+            inputs.append((path, _read_text(path)))
     for name, text in inputs:
         if not text:
             raise ValueError(f"{name}: empty input")

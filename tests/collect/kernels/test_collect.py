@@ -6,6 +6,7 @@ import math
 import pytest
 
 from coderlm.cli import main
+from coderlm.cli.predict import read_inputs
 from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, rewrite_texts
 from coderlm.data import read_dataset
 
@@ -167,11 +168,16 @@ def test_predict_reads_kernel_sources_and_compiles_pytorch_programs(collected, t
     flags = "--encoder-dim 32 --decoder-dim 32 --encoder-heads 4 --decoder-heads 4 --steps 2 --no-progress"
     assert main(["train", "--data", str(out / "kernelbench.jsonl"), "--out", str(run), *flags.split()]) == 0
     capsys.readouterr()
-    kernel = tmp_path / "kernel.cpp"
-    kernel.write_text(next(r for r in read_dataset(out / "kernelbench.jsonl") if r.task == "inductor_cpp").text)
-    assert main(["predict", "--model", str(run), "--kernels", str(program), str(kernel), "--num-samples", "4"]) == 0
+    kernel, raw = tmp_path / "kernel.cpp", tmp_path / "raw.cpp"
+    text = next(r for r in read_dataset(out / "kernelbench.jsonl") if r.task == "inductor_cpp").text
+    kernel.write_text(text)
+    name, _, rest = text.partition("\n")
+    raw.write_text(name + "\n" + rest.partition("\n")[2])  # without its loop summary, as a user may have it
+    inputs = [str(program), str(kernel), str(raw)]
+    assert main(["predict", "--model", str(run), "--kernels", *inputs, "--num-samples", "4"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["input"] for r in records] == [f"{program}:{name}" for name in names] + [str(kernel)]
+    assert [r["input"] for r in records] == [f"{program}:{name}" for name in names] + [str(kernel), str(raw)]
     assert all(math.isfinite(r["latency_us"]) for r in records)  # a 2-step model: any number, even negative
+    assert read_inputs([str(raw)], kernels=True) == [(str(raw), text)]  # the summary restored: the same text
     assert main(["predict", "--model", str(run), "--kernels", str(data / "level2" / "2_Broken.py")]) == 2
     assert "error while compiling (compile)" in capsys.readouterr().err

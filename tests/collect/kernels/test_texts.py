@@ -1,6 +1,6 @@
 """What a model reads of a generated kernel: simplified casts and a loop summary with the iteration count."""
 
-from coderlm.collect.kernels.texts import iterations, kernel_text, loop_paths, simplify, summary
+from coderlm.collect.kernels.texts import as_kernel_text, iterations, kernel_text, loop_paths, simplify, summary
 
 NEST = """extern "C" void kernel(const float* in_ptr0, float* out_ptr0)
 {
@@ -58,3 +58,10 @@ def test_kernel_text_puts_name_and_summary_first():
     lines = kernel_text("cpp_fused_add_0", NEST).splitlines()
     assert lines[:2] == ["// cpp_fused_add_0", "// loops: 2953 iterations (18x4=72, 18x10x16=2880, ?=1)"]
     assert "for(int64_t x0=0; x0<18; x0+=1)" in lines[6]
+
+
+def test_as_kernel_text_annotates_raw_kernels_and_leaves_collected_ones():
+    collected = kernel_text("cpp_fused_add_0", NEST)
+    assert as_kernel_text(collected) == collected
+    assert as_kernel_text("// cpp_fused_add_0\n" + NEST) == collected
+    assert as_kernel_text(NEST).splitlines()[0].startswith("// loops: 2953 iterations")

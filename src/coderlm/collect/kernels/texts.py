@@ -124,3 +124,16 @@ def annotated(header: str, source: str) -> str:
     """``header`` (if any), the loop summary (if any loop) and the simplified ``source``, one per line."""
     body = simplify(source)
     return "".join(f"{line}\n" for line in (header, summary(body)) if line) + body
+
+
+def as_kernel_text(text: str) -> str:
+    """A C++ kernel as the collector writes it: ``text`` itself if it already is (its loop summary follows
+    the name line), else annotated: a leading ``// <name>`` line kept first, casts simplified, the summary
+    added (a kernel copied from Inductor's cache, or a dataset row of text revision 1)."""
+    lines = text.split("\n", 2)
+    if len(lines) > 1 and (lines[0].startswith("// loops: ") or lines[1].startswith("// loops: ")):
+        return text
+    if lines[0].startswith("// ") and not FOR.search(lines[0]):
+        head, _, body = text.partition("\n")
+        return annotated(head, body)
+    return annotated("", text)
