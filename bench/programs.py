@@ -243,7 +243,8 @@ def main() -> None:
         "--encoders",
         default="scratch",
         help="comma-separated: scratch (the RLM's own encoder, trained here) and/or pretrained encoder folders "
-        "(coderlm pretrain's output, fine-tuned under the number decoder: fit(init=FOLDER)); a row family each",
+        "(coderlm pretrain's output, fine-tuned under the number decoder: fit(init=FOLDER)); a row family each; "
+        "'' for baseline rows only",
     )
     parser.add_argument(
         "--init-learning-rate",
@@ -295,7 +296,7 @@ def main() -> None:
 
         test = {"split": how, "measured": targets[te], "tasks": test_tasks, "groups": test_groups}
 
-        for encoder in args.encoders.split(","):
+        for encoder in [e for e in args.encoders.split(",") if e]:
             init = None if encoder == "scratch" else encoder
             family = {"encoder": "scratch" if init is None else "pretrained", "init": init}
             settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}

@@ -114,7 +114,7 @@ def test_a_toy_language_is_a_table_entry_and_a_template(tmp_path):
         == 0
     )
     (new,) = read_dataset(out / "leetcode.jsonl")
-    assert new.text.startswith(TOY_SOLUTION + "// inputs: 2 cases; largest: list[3]; 3 values in all\n\n99001.")
+    assert new.text.startswith(TOY_SOLUTION + "\n// inputs: 2 cases; largest: list[3]; 3 values in all\n\n99001.")
     assert new.targets == row.targets and new.meta["text"] == "code+inputs+problem"
     with pytest.raises(ValueError, match="written with text='code\\+inputs\\+problem'"):
         collect_programs(out, "leetcode", ["toy"], workers=1, **options)  # the default text: refused

@@ -220,7 +220,7 @@ def text_of(job: ProgramJob | HarnessJob, text: str) -> str:
     (``inputs.describe``: what the labels scale with), then the statement."""
     if text == "code+inputs+problem":
         assert isinstance(job, HarnessJob)
-        return f"{job.code.rstrip()}\n{describe(job.cases.args, job.language)}\n\n{job.description}"
+        return f"{job.code}\n{describe(job.cases.args, job.language)}\n\n{job.description}"
     code = job.source if text == "problem+code+tests" else job.code
     return code if text == "code" else with_description(job.description, code)
 
