@@ -17,9 +17,9 @@ from coderlm.evaluation.baselines.base import (
     check_fitted,
     check_tasks,
     from_fit_space,
+    log_scale,
     text_lengths,
     to_fit_space,
-    use_log_target,
 )
 
 
@@ -41,11 +41,11 @@ class TextLength:
         coef, log = [], []
         for j in range(values.shape[1]):
             rows = ~np.isnan(values[:, j])
-            log.append(use_log_target(values[rows, j]))
+            log.append(log_scale(values[rows, j]))
             y = to_fit_space(values[rows, j], log[-1])
             coef.append(np.linalg.lstsq(design[rows], y, rcond=None)[0])
         self.coef_ = np.array(coef)  # (k, 2): intercept, slope
-        self.log_target_ = np.array(log)  # (k,) bool
+        self.log_target_ = np.array(log)  # (k,) log_scale per objective: 0 = linear
         return self
 
     def predict(self, texts: Sequence[str], tasks: Sequence[str] | None = None) -> np.ndarray:
@@ -57,5 +57,5 @@ class TextLength:
         fit_space = self.coef_[:, 0][None, :] + x[:, None] * self.coef_[:, 1][None, :]
         out = np.empty_like(fit_space)
         for j, log in enumerate(self.log_target_):
-            out[:, j] = from_fit_space(fit_space[:, j], bool(log))
+            out[:, j] = from_fit_space(fit_space[:, j], float(log))
         return out.astype(np.float64)

@@ -24,9 +24,9 @@ from coderlm.evaluation.baselines.base import (
     check_fitted,
     check_tasks,
     from_fit_space,
+    log_scale,
     text_lengths,
     to_fit_space,
-    use_log_target,
 )
 
 # identifiers | numbers (1, 2.5, 1e-3) | any single non-space character that is neither
@@ -86,10 +86,10 @@ class _PerObjective:
         self.models_, log = [], []
         for j in range(values.shape[1]):
             rows = np.flatnonzero(~np.isnan(values[:, j]))
-            log.append(use_log_target(values[rows, j]))
+            log.append(log_scale(values[rows, j]))
             y = to_fit_space(values[rows, j], log[-1])
             self.models_.append(self._regressor(len(rows)).fit(features[rows], y))
-        self.log_target_ = np.array(log)  # (k,) bool
+        self.log_target_ = np.array(log)  # (k,) log_scale per objective: 0 = linear
         return self
 
     def predict(self, texts: Sequence[str], tasks: Sequence[str] | None = None) -> np.ndarray:
@@ -99,7 +99,7 @@ class _PerObjective:
         check_tasks(tasks, len(texts))
         features = self._features(texts, fitting=False)
         columns = [
-            from_fit_space(np.asarray(model.predict(features), dtype=np.float64), bool(log))
+            from_fit_space(np.asarray(model.predict(features), dtype=np.float64), float(log))
             for model, log in zip(self.models_, self.log_target_, strict=True)
         ]
         return np.stack(columns, axis=1)
