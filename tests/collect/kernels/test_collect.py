@@ -153,7 +153,7 @@ def test_older_texts_are_rewritten_in_place_and_refused_until_then(collected, tm
         collect_kernels(tmp_path, data=data, levels=["level2"], draws=1, timing=timing, progress=False)
     assert main(["collect", "kernels", "--out", str(tmp_path), "--rewrite-text"]) == 0
     new_kernel, new_graph = read_dataset(tmp_path / "kernelbench.jsonl")
-    assert new_kernel.text.splitlines()[1] == "// loops: 2.56e2 = 256 iterations (256=256)"
+    assert new_kernel.text.splitlines()[1] == "// loops: 256 iterations (256=256)"
     assert "x0<4096; x0+=16)" in new_kernel.text and new_kernel.meta["text_revision"] == 2
     assert new_graph.text == old_graph["text"] and new_graph.meta["text_revision"] == 2  # no loop: no summary
     assert new_kernel.targets == old_kernel["targets"]

@@ -8,7 +8,7 @@ A kernel's latency is mostly its iteration count times the cost of one iteration
 count is in the text only as literal loop bounds spread over the source (``x0<static_cast<int64_t>
 (4096L)``). A model reading tokens cannot multiply them; a summary line can state the product:
 
-    // loops: 1.22e3 = 1216 iterations (18x1x64x1=1152, 32x1x2=64)
+    // loops: 1216 iterations (18x1x64x1=1152, 32x1x2=64)
 
 ``simplify`` first writes Inductor's integer casts and ``L`` suffixes as plain numbers
 (``static_cast<int64_t>(4096L)`` -> ``4096``, ``2048L*x0`` -> ``2048*x0``): the same program, a third
@@ -90,7 +90,7 @@ def summary(source: str) -> str:
     numels = NUMEL.findall(source)
     if numels and not FOR.search(simplify(source)):
         parts = ", ".join(f"{axis}numel={n}" for axis, n in numels)
-        return f"// loops: {_magnitude(iterations(source))} iterations ({parts})"
+        return f"// loops: {iterations(source)} iterations ({parts})"
     paths = loop_paths(source)
     if not paths:
         return ""
@@ -99,13 +99,7 @@ def summary(source: str) -> str:
         for path in paths[:SHOWN]
     ]
     more = f", +{len(paths) - SHOWN} more" if len(paths) > SHOWN else ""
-    return f"// loops: {_magnitude(iterations(source))} iterations ({', '.join(shown)}{more})"
-
-
-def _magnitude(count: int) -> str:
-    """``2.05e4 = 20480``: the power of ten first (one digit token: a model reads the size without counting
-    digits), then the exact count."""
-    return f"{count:.2e}".replace("e+0", "e").replace("e+", "e") + f" = {count}"
+    return f"// loops: {iterations(source)} iterations ({', '.join(shown)}{more})"
 
 
 def kernel_text(name: str, source: str) -> str:
