@@ -11,7 +11,7 @@ count is in the text only as literal loop bounds spread over the source (``x0<st
     // loops: 1216 iterations (18x1x64x1=1152, 32x1x2=64)
 
 ``simplify`` first writes Inductor's integer casts and ``L`` suffixes as plain numbers
-(``static_cast<int64_t>(4096L)`` -> ``4096``, ``2048L*x0`` -> ``2048*x0``): the same program, a third
+(``static_cast<int64_t>(4096L)`` -> ``4096``, ``2048L*x0`` -> ``2048*x0``): the same program, about a fifth
 shorter, its numbers readable digit by digit.
 
 C++ (Inductor on CPU): every ``for`` header with a literal start and bound; a loop's trip count is
@@ -39,7 +39,7 @@ FOR = re.compile(
     r"for\s*\(\s*(?:int64_t|long|int|auto)\s+\w+\s*=\s*(-?\d+)\s*;\s*\w+\s*<\s*([^;]+?)\s*;"
     r"\s*\w+\s*(?:\+=\s*(\d+)|\+\+)\s*\)"
 )
-NUMEL = re.compile(r"^\s*(x|y|z|r\d*_?|r0_)numel\s*=\s*(\d+)\s*$", re.M)
+NUMEL = re.compile(r"^\s*([xyz]|r\d*_?)numel\s*=\s*(\d+)\s*$", re.M)
 SHOWN = 6  # loop paths listed in the summary line (the total counts all)
 
 
@@ -79,16 +79,14 @@ def loop_paths(source: str) -> list[list[int | None]]:
 
 def iterations(source: str) -> int:
     """Innermost iterations of the kernel (C++ loop nests or Triton numels), at least 1."""
-    numels = NUMEL.findall(source)
-    if numels and not FOR.search(simplify(source)):
-        return max(math.prod(int(n) for _, n in numels), 1)
-    return max(sum(math.prod(t or 1 for t in path) for path in loop_paths(source)), 1)
+    numels = _triton_numels(source)
+    return max(math.prod(int(n) for _, n in numels), 1) if numels else _total(loop_paths(source))
 
 
 def summary(source: str) -> str:
     """The summary line (``// loops: ...``) of a kernel's source, or ``""`` if it has no loop."""
-    numels = NUMEL.findall(source)
-    if numels and not FOR.search(simplify(source)):
+    numels = _triton_numels(source)
+    if numels:
         parts = ", ".join(f"{axis}numel={n}" for axis, n in numels)
         return f"// loops: {iterations(source)} iterations ({parts})"
     paths = loop_paths(source)
@@ -99,7 +97,17 @@ def summary(source: str) -> str:
         for path in paths[:SHOWN]
     ]
     more = f", +{len(paths) - SHOWN} more" if len(paths) > SHOWN else ""
-    return f"// loops: {iterations(source)} iterations ({', '.join(shown)}{more})"
+    return f"// loops: {_total(paths)} iterations ({', '.join(shown)}{more})"
+
+
+def _triton_numels(source: str) -> list[tuple[str, str]]:
+    """(axis, numel) literals of a Triton kernel; empty for C++ (any ``for`` loop)."""
+    return [] if FOR.search(simplify(source)) else NUMEL.findall(source)
+
+
+def _total(paths: list[list[int | None]]) -> int:
+    """Iterations summed over the innermost loops' paths (a symbolic bound counts 1), at least 1."""
+    return max(sum(math.prod(t or 1 for t in path) for path in paths), 1)
 
 
 def kernel_text(name: str, source: str) -> str:

@@ -32,9 +32,11 @@ def describe(cases: Sequence[Sequence[Any]], language: str = "python") -> str:
 
 def _largest(values: list[Any]) -> str:
     """The size of the largest of one argument's values, as ``list[7]``, ``list[3][12]``, ``str[40]``, ``int 5000``."""
-    sizes = [_size(v) for v in values if v is not None] or [("null", [])]
-    kind = _size(max((v for v in values if v is not None), key=_count, default=None))[0]
-    sizes = [dims for found, dims in sizes if found == kind]  # mixed kinds: the kind of the largest value
+    present = [v for v in values if v is not None]
+    if not present:
+        return "null"
+    kind = _size(max(present, key=_count))[0]  # mixed kinds: the kind of the largest value
+    sizes = [dims for found, dims in map(_size, present) if found == kind]
     if kind in ("int", "float"):
         return f"{kind} {max(dims[0] for dims in sizes)}"
     depth = max(len(dims) for dims in sizes)
