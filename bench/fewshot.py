@@ -6,8 +6,10 @@ latency on HELP's 13 source devices from a network's ONNX text. For each of HELP
 method ranks the 1,000 test networks (the test set of ``bench/nasbench201.py``, which the shipped
 model never trained on). Rows, per N and device, mean over ``--seeds`` draws of the N networks:
 
-- ``rlm`` (``init: builtin``): the shipped model fine-tuned on the N networks, the device as its one
-  objective (``coderlm train --init builtin:nb201 --data my_device.jsonl``), median of the samples;
+- ``rlm (builtin, context)``: the shipped model fine-tuned on the N networks with its own predictions of
+  its 14 objectives as context and the device as a 15th objective, which starts from the source device
+  that ranks the N best (``coderlm train --init builtin:nb201 --context init``), median of the samples;
+- ``rlm (init: builtin)`` (``--transfers single``): the same with the device as its one objective;
 - ``rlm`` (``init: scratch``): the same RLM trained from scratch on the N networks;
 - ``gbdt``, ``knn``: the n-gram baselines trained on the N networks;
 - ``proxy device``: rank by the source device whose measured latencies (from the table) rank the N
@@ -65,6 +67,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="draws of the N networks")
     parser.add_argument("--steps", type=int, default=150, help="fine-tuning steps")
     parser.add_argument("--learning-rate", type=float, default=3e-4, help="fine-tuning learning rate")
+    parser.add_argument(
+        "--transfers", default="context", help="fine-tuning rows: context (the init's objectives first), single"
+    )
     parser.add_argument("--scratch-ns", default="20,100", help="N at which an RLM is also trained from scratch")
     parser.add_argument("--scratch-steps", type=int, default=300)
     parser.add_argument("--samples", type=int, default=32, help="samples per test network")
@@ -107,30 +112,37 @@ def main() -> None:
                 predicted_shots = point_estimate(shipped.sample(texts, num_samples=args.samples, seed=0))
                 best = int(np.argmax([spearman(predicted_shots[:, j], y) for j in columns]))
                 scores["zero-shot"] = spearman(predicted_test[:, columns[best]], truth)
-                start = time.perf_counter()
-                tuned = RegressionLM(
-                    num_samples=args.samples,
-                    batch_size=128,
-                    training={
-                        "steps": args.steps,
-                        "batch_size": min(n, 32),
-                        "learning_rate": args.learning_rate,
-                        "seed": seed,
-                        "progress": False,
-                    },
-                )
-                tuned.fit(texts, y, objectives=[f"lat_ms_{device}"], init=shipped)
-                tune_s = time.perf_counter() - start
-                samples = tuned.sample([rows[c].text for c in test], num_samples=args.samples, seed=0)
-                scores["rlm (init: builtin)"] = spearman(point_estimate(samples)[:, 0], truth)
-                record = {"n": n, "task": device, "seed": seed, "finetune_s": tune_s}
-                if args.calibration and n == 20:
-                    tuned.calibrate([rows[c].text for c in held], [float(table[c][f"lat_ms_{device}"]) for c in held])
-                    for level in (0.5, 0.8, 0.9):
-                        record[f"coverage_{level * 100:g}"] = coverage(central_interval(samples, level)[:, 0], truth)
-                        record[f"coverage_{level * 100:g}_calibrated"] = coverage(
-                            tuned.calibration_.interval(samples, level)[:, 0], truth
-                        )
+                record = {"n": n, "task": device, "seed": seed}
+                for transfer in args.transfers.split(","):
+                    name = {"single": "rlm (init: builtin)", "context": "rlm (builtin, context)"}[transfer]
+                    start = time.perf_counter()
+                    tuned = RegressionLM(
+                        num_samples=args.samples,
+                        batch_size=128,
+                        training={
+                            "steps": args.steps,
+                            "batch_size": min(n, 32),
+                            "learning_rate": args.learning_rate,
+                            "seed": seed,
+                            "progress": False,
+                        },
+                    )
+                    context = "init" if transfer == "context" else ()
+                    tuned.fit(texts, y, objectives=[f"lat_ms_{device}"], init=shipped, context=context)
+                    record[f"finetune_s_{transfer}"] = time.perf_counter() - start
+                    samples = tuned.sample([rows[c].text for c in test], num_samples=args.samples, seed=0)[..., -1:]
+                    scores[name] = spearman(point_estimate(samples)[:, 0], truth)
+                    if args.calibration and n == 20:
+                        held_y = np.full((len(held), tuned.codec_.num_objectives), np.nan)
+                        held_y[:, -1] = [float(table[c][f"lat_ms_{device}"]) for c in held]
+                        tuned.calibrate([rows[c].text for c in held], held_y)
+                        for level in (0.5, 0.8, 0.9):
+                            key = f"coverage_{level * 100:g}_{transfer}"
+                            record[key] = coverage(central_interval(samples, level)[:, 0], truth)
+                            full = np.zeros((*samples.shape[:2], tuned.codec_.num_objectives))
+                            full[..., -1:] = samples
+                            interval = tuned.calibration_.interval(full, level)[:, -1]
+                            record[key + "_calibrated"] = coverage(interval, truth)
                 if str(n) in args.scratch_ns.split(","):
                     scratch = RegressionLM(
                         vocab_size=1024,
@@ -182,12 +194,12 @@ def main() -> None:
         for m in dict.fromkeys(r["method"] for r in means)
     ]
     print(markdown_table(table_rows, floatfmt=".3f"))
-    calibrated = [r for r in results if "coverage_90" in r and r["method"] == "rlm (init: builtin)"]
-    if calibrated:
-        for level in ("50", "80", "90"):
-            before = np.mean([r[f"coverage_{level}"] for r in calibrated])
-            after = np.mean([r[f"coverage_{level}_calibrated"] for r in calibrated])
-            print(f"N=20, {level}% intervals on the test networks: coverage {before:.3f} -> {after:.3f} calibrated")
+    for transfer in args.transfers.split(","):
+        calibrated = [r for r in results if f"coverage_90_{transfer}" in r and r["method"].startswith("rlm")]
+        for level in ("50", "80", "90") if calibrated else ():
+            before = np.mean([r[f"coverage_{level}_{transfer}"] for r in calibrated])
+            after = np.mean([r[f"coverage_{level}_{transfer}_calibrated"] for r in calibrated])
+            print(f"N=20, {transfer}: {level}% intervals on the test networks: coverage {before:.3f} -> {after:.3f}")
     if args.json:
         write_atomic(args.json, json.dumps({"results": results, "complete": True}, indent=2) + "\n")
 

@@ -5,10 +5,13 @@ import json
 import numpy as np
 import pytest
 import torch
+from scipy.stats import spearmanr
 
 from coderlm import IEEE, P10, NumberCodec, RegressionLM
 from coderlm.cli import main
 from coderlm.data.toy import line_count_task
+from coderlm.model.transfer import adapt_state
+from coderlm.options import OptionError
 from coderlm.training.batches import TokenTensors
 from coderlm.training.examples import encode_targets
 from coderlm.training.sampling import BatchSampler
@@ -159,3 +162,77 @@ def test_context_objectives_are_teacher_forced_not_learned(base):
     assert tuned.objectives_ == ["lines", "double"]
     with pytest.raises(ValueError, match=r"context must name some but not all of the objectives"):
         tuned.fit(texts, rows, objectives=["lines", "double"], context=["speed"], init=path)
+
+
+@pytest.fixture(scope="module")
+def two_objectives(tmp_path_factory) -> RegressionLM:
+    """A base that writes a text's line count and its length in characters."""
+    texts, targets = line_count_task(64, seed=0)
+    rlm = RegressionLM(vocab_size=300, max_input_len=96, model=TINY, num_samples=8,
+                       training={"steps": 30, "batch_size": 16, "progress": False})  # fmt: skip
+    return rlm.fit(texts, [[t, len(x)] for x, t in zip(texts, targets, strict=True)], objectives=["lines", "chars"])
+
+
+def test_context_init_writes_the_init_objectives_first_and_starts_a_new_one_from_its_nearest(two_objectives):
+    base = two_objectives
+    texts, _ = line_count_task(24, seed=6)
+    new = [len(x) ** 2 for x in texts]  # ranks like "chars"
+    tuned = RegressionLM(num_samples=8, training={"steps": 1, "learning_rate": 1e-12, "progress": False})
+    tuned.fit(texts, new, objectives=["chars_squared"], init=base, context="init")
+    assert tuned.objectives_ == ["lines", "chars", "chars_squared"]
+    guessed = base.predict(texts)
+    expected = "chars" if spearmanr(guessed[:, 1], new).statistic > spearmanr(guessed[:, 0], new).statistic else "lines"
+    assert tuned.fit_report_["transfer"]["chars_squared"]["from"] == expected
+    # the new objective's decoder positions are the source objective's; the others are the base's own
+    length = base.codec_.length
+    table, source = tuned.network_.decoder.pos_emb.weight, base.network_.decoder.pos_emb.weight
+    start = base.objectives_.index(expected) * length
+    torch.testing.assert_close(table[2 * length :], source[start : start + length])
+    torch.testing.assert_close(table[: 2 * length], source)
+    # only the new objective is learned: the context ones carry no loss
+    assert tuned.predict(texts).shape == (24, 3)
+
+
+def test_context_init_needs_an_init_model_and_names_apart_from_its_objectives(two_objectives):
+    texts, targets = line_count_task(8, seed=7)
+    rlm = RegressionLM(training={"steps": 1, "progress": False})
+    with pytest.raises(OptionError, match="'init' with init="):
+        rlm.fit(texts, targets, context="init")
+    with pytest.raises(OptionError, match=r"objectives \['lines'\] from its predictions"):
+        rlm.fit(texts, targets, objectives=["lines"], init=two_objectives, context="init")
+
+
+def test_objectives_the_init_model_has_start_from_themselves_in_any_order(two_objectives):
+    texts, targets = line_count_task(16, seed=8)
+    rows = [[len(x), t] for x, t in zip(texts, targets, strict=True)]
+    tuned = RegressionLM(training={"steps": 1, "learning_rate": 1e-12, "progress": False})
+    tuned.fit(texts, rows, objectives=["chars", "lines"], init=two_objectives)
+    length = two_objectives.codec_.length
+    table, source = tuned.network_.decoder.pos_emb.weight, two_objectives.network_.decoder.pos_emb.weight
+    torch.testing.assert_close(table[:length], source[length:])
+    torch.testing.assert_close(table[length:], source[:length])
+    assert "transfer" not in tuned.fit_report_
+
+
+def test_adapt_state_takes_the_rows_of_the_sources_given():
+    state = {"decoder.pos_emb.weight": torch.arange(12.0).reshape(6, 2)}  # 3 objectives of 2 tokens
+    adapted = adapt_state(state, 2, 4, sources=[2, 0])["decoder.pos_emb.weight"]
+    assert adapted.tolist() == [[8, 9], [10, 11], [0, 1], [2, 3]]
+    with pytest.raises(ValueError, match=r"sources \[3, 0\]: need 2 indices below 3"):
+        adapt_state(state, 2, 4, sources=[3, 0])
+
+
+def test_cli_train_context_init(two_objectives, tmp_path, capsys):
+    base = tmp_path / "base"
+    two_objectives.save(base)
+    texts, _ = line_count_task(16, seed=9)
+    data = tmp_path / "dev.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "targets": {"words": len(t.split())}}) + "\n" for t in texts))
+    out = tmp_path / "run_c"
+    assert main(["train", "--init", str(base), "--context", "init", "--data", str(data), "--out", str(out),
+                 "--steps", "2", "--batch-size", "8", "--no-progress"]) == 0  # fmt: skip
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["objectives"] == ["lines", "chars", "words"]
+    assert summary["transfer"]["words"]["from"] in ("lines", "chars")
+    assert RegressionLM.load(out).objectives_ == ["lines", "chars", "words"]
+    assert json.loads((out / "train_summary.json").read_text())["context"] == "init"

@@ -33,9 +33,10 @@ from coderlm.model.build import build_tokenizer, finetuned_network, new_network
 from coderlm.model.config import size_options
 from coderlm.model.files import CONFIG_FILE, TOKENIZER_FILE, SavedModel, read_model, save_tokenizer, write_model
 from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
-from coderlm.model.transfer import check_same_number_tokens
+from coderlm.model.transfer import check_same_number_tokens, transfer_sources
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
+from coderlm.options import OptionError
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
@@ -119,7 +120,7 @@ class RegressionLM:
         run_dir: str | Path | None = None,
         resume: bool = False,
         init: str | Path | RegressionLM | None = None,
-        context: Sequence[str] = (),
+        context: Sequence[str] | str = (),
     ) -> RegressionLM:
         """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats.
 
@@ -139,24 +140,35 @@ class RegressionLM:
                 "train_encoder": True}``; set ``train_encoder=False`` to keep it frozen).
             context: objectives given as context only: the later ones are conditioned on their values, which are
                 not learned (transfer to a new objective, given the init model's own predictions of the others).
+                ``"init"`` (with ``init``): the init model's objectives, filled with its own predictions for
+                these texts, come first as context; the model then writes them and then the new objectives,
+                each new one starting from the init objective that ranks its targets best (``fit_report_
+                ["transfer"]``): a new device starts as the known device most like it.
         """
         options = size_options(self.model, type(self).__name__)
         if init is not None and not isinstance(init, RegressionLM) and is_encoder_folder(model_folder(init)):
             options = {"encoder": str(model_folder(init)), "train_encoder": True} | options  # a pretrained encoder
             init = None
         base = self._init_model(init) if init is not None else None
+        if isinstance(context, str):
+            texts, targets, objectives, val_targets, context = self._init_context(
+                context, base, texts, targets, objectives, val_texts, val_targets
+            )
         specials = self._specials(base, missing)
         rows = check_rows(texts, targets, tasks, missing=missing, specials=specials)
         names, trained = objective_names(objectives, rows.num_objectives, context)
+        sources, transfer = transfer_sources(base.objectives_, names, rows.values) if base else (None, {})
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
         target_tokens = encode_targets(codec, rows.values, missing, trained)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
-        self.network_ = self._network(tokenizer, codec, options, base, config.seed)
+        self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
         tokens = self._encode(rows.texts)
         self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
+        if transfer:
+            self.fit_report_["transfer"] = transfer
         if run_dir is not None:
             save_tokenizer(run_dir, tokenizer)  # before any weights: a resume needs it
         device = torch.device(self._device())
@@ -204,10 +216,28 @@ class RegressionLM:
             layout_markers=self.layout_markers,
         )
 
-    def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int):
+    def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int, sources):
         if base is None:
             return new_network(tokenizer, codec, options, self.max_input_len, seed)
-        return finetuned_network(base.network_, codec, options, seed)
+        return finetuned_network(base.network_, codec, options, seed, sources)
+
+    @staticmethod
+    def _init_context(context: str, base: RegressionLM | None, texts, targets, objectives, val_texts, val_targets):
+        """``context="init"``: the init model's predictions of its objectives, prepended to the targets."""
+        if context != "init" or base is None:
+            raise OptionError("context", f"must be a list of objective names, or 'init' with init=; got {context!r}")
+        values = np.asarray(targets, dtype=float)
+        values = values[:, None] if values.ndim == 1 else values
+        names = list(objectives) if objectives is not None else [f"y{j}" for j in range(values.shape[1])]
+        clash = sorted(set(names) & set(base.objectives_))
+        if clash:
+            raise OptionError(
+                "context", f"'init' fills the init model's objectives {clash} from its predictions; name yours apart"
+            )
+        log.info("context='init': the init model predicts its objectives for %d texts", len(texts))
+        joined = lambda t, v: np.hstack([base.predict(list(t)), np.asarray(v, float).reshape(len(t), -1)])  # noqa: E731
+        val = joined(val_texts, val_targets) if val_texts is not None and val_targets is not None else val_targets
+        return texts, joined(texts, values), list(base.objectives_) + names, val, list(base.objectives_)
 
     def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained):
         """What validation minimizes (``val_metric``): the likelihood of the targets, or 1 - rank correlation."""

@@ -56,7 +56,9 @@ def test_fewshot_quickstart_measures_finetunes_calibrates_and_compares(shipped, 
     summary = json.loads((out / "quickstart.json").read_text())
     assert summary["level"] == 0.9 and 0 <= summary["coverage_calibrated"] <= 1
     assert (out / "model" / "calibration.json").is_file() and (out / "report" / "report.md").is_file()
-    assert RegressionLM.load(out / "model").objectives_ == ["latency_cpu"]
+    # the shipped model's objectives come first, as context; this CPU's latency starts from a source device
+    assert RegressionLM.load(out / "model").objectives_ == [*shipped.objectives_, "latency_cpu"]
+    assert "latency_cpu started from lat_ms_" in printed
     assert main(args) == 0  # a rerun resumes: nothing measured twice
     assert len(read_dataset(out / "data" / "nb201.jsonl")) == 18
 

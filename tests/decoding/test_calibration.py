@@ -54,3 +54,15 @@ def test_values_that_can_be_negative_are_calibrated_in_their_units():
     calibration = calibrate(samples, truth)
     assert calibration.log == [False]
     assert coverage(calibration.interval(samples, 0.9), truth) >= 0.9
+
+
+def test_an_objective_without_any_value_keeps_raw_intervals():
+    samples, truth = overconfident(30, seed=5)
+    truth[:, 0] = np.nan  # e.g. an objective a fine-tuned model writes only as context
+    calibration = calibrate(samples, truth)
+    assert [len(s) for s in calibration.scores[0.9]] == [0, 30] and calibration.size == 30
+    widened = calibration.interval(samples, 0.9)
+    np.testing.assert_array_equal(widened[:, 0], central_interval(samples, 0.9)[:, 0])
+    assert coverage(widened[:, 1:], truth[:, 1:]) >= 0.9
+    with pytest.raises(CoverageError, match="no calibration row has a value for any objective"):
+        calibrate(samples, np.full_like(truth, np.nan))

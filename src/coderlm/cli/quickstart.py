@@ -5,7 +5,9 @@ accuracy and its latency on 13 devices. This machine is a new device:
 
 1. measure: build networks' ONNX graphs and time them here with onnxruntime: 20 to learn from,
    10 to calibrate on, 200 to test on (all different networks);
-2. fine-tune the shipped model on the 20, with this CPU's latency as its objective;
+2. fine-tune the shipped model on the 20: it writes its own 14 objectives first (given as context: its own
+   predictions, not learned), then this CPU's latency, which starts from the source device whose predicted
+   latencies rank the 20 best (``coderlm train --init builtin:nb201 --context init``);
 3. calibrate its intervals on the 10 (split conformal: 90% intervals that cover 90%);
 4. predict the 200 others and compare with what was measured, beside the baselines: gradient-boosted
    trees on the same 20, the shipped model zero-shot (rank by its predicted latency on the source device
@@ -111,21 +113,29 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
         objectives=[OBJECTIVE],
         training=training,
         init=config.model,
+        context="init",
         estimator={"num_samples": config.num_samples, "device": config.device},
         resume=(model_dir / "checkpoints").exists(),
     )
     timings["finetune_s"] = time.perf_counter() - start
+    column = rlm.objectives_.index(OBJECTIVE)
+    source = rlm.fit_report_.get("transfer", {}).get(OBJECTIVE)
+    if source:
+        rho, shots = source["spearman"], config.shots
+        say(f"      {OBJECTIVE} started from {source['from']} (Spearman {rho:.3f} on the {shots})")
 
     say(f"[3/5] calibrate its intervals on {config.calibration} more (split conformal)")
     texts = lambda part: [by_cell[c].text for c in parts[part]]  # noqa: E731
     values = lambda part: np.array([by_cell[c].targets[OBJECTIVE] for c in parts[part]])  # noqa: E731
-    calibration = rlm.calibrate(texts("calibration"), values("calibration"), seed=config.seed)
+    known = np.full((config.calibration, len(rlm.objectives_)), np.nan)  # the context objectives: not measured
+    known[:, column] = values("calibration")
+    calibration = rlm.calibrate(texts("calibration"), known, seed=config.seed)
     write_calibration(model_dir, calibration.to_dict())
 
     say(f"[4/5] predict the other {config.networks} networks; the baselines do too")
     start = time.perf_counter()
     samples = rlm.sample(texts("test"), seed=config.seed)
-    predicted = {"rlm (fine-tuned)": point_estimate(samples)[:, 0]}
+    predicted = {"rlm (fine-tuned)": point_estimate(samples)[:, column]}
     predicted |= baselines(config, shipped, parts, by_cell, values("shots"))
     timings["predict_s"] = time.perf_counter() - start
 
@@ -136,7 +146,10 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
         for name, p in predicted.items()
     ]
     level = 0.9 if 0.9 in calibration.promised() else max(calibration.promised(), default=0.5)
-    intervals = {"raw": central_interval(samples, level), "calibrated": calibration.interval(samples, level)}
+    intervals = {
+        "raw": central_interval(samples, level)[:, column : column + 1],
+        "calibrated": calibration.interval(samples, level)[:, column : column + 1],
+    }
     metrics = evaluate(
         predicted["rlm (fine-tuned)"][:, None],
         measured[:, None],

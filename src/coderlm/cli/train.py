@@ -70,6 +70,12 @@ def add(sub: argparse._SubParsersAction) -> None:
         "new objectives allowed; learning rate 5e-5 unless --learning-rate), or from a pretrained encoder "
         "folder (coderlm pretrain's: its tokenizer and encoder under a new number decoder)",
     )
+    p.add_argument(
+        "--context",
+        help="with --init: 'init' writes the init model's objectives first, filled with its own predictions (not "
+        "learned), and starts each new objective from the one that ranks it best (a new device from a known one); "
+        "or objective names of the data to give as context only",
+    )
     p.add_argument("--specials", type=csv_list, help=f"special values to learn as tokens: {list(SPECIAL_TOKENS)}")
     g = p.add_argument_group("number format")
     g.add_argument("--number-format", choices=sorted(NUMBER_FIELDS), help="how numbers are spelled (default: p10)")
@@ -105,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         estimator=estimator,
         resume=bool(opts.get("resume")),
         init=opts.get("init"),
+        context=opts.get("context") or (),
     )
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
         print(json.dumps({"run": str(opts["out"]), "objectives": rlm.objectives_, **rlm.fit_report_}))
@@ -137,10 +144,12 @@ def train_run(
     estimator: dict[str, Any] | None = None,
     resume: bool = False,
     init: str | Path | None = None,
+    context: str | Sequence[str] = (),
 ) -> RegressionLM:
     """Train a RegressionLM on dataset file ``data``; the run folder ``out`` becomes a loadable model
     (plus ``train_summary.json``). ``missing``: see ``coderlm.data.MISSING_POLICIES``; ``init``: a
-    trained model or finished run folder to fine-tune from; ``estimator``: ``RegressionLM`` options."""
+    trained model or finished run folder to fine-tune from; ``context``: ``"init"`` or objectives given as
+    context only (``RegressionLM.fit``); ``estimator``: ``RegressionLM`` options."""
     arrays = read_dataset(data).to_arrays(objectives, missing)
     if len(arrays) == 0:
         raise DatasetError(data, f"no rows left for training after skipping {arrays.skipped} with missing targets")
@@ -171,12 +180,14 @@ def train_run(
         run_dir=out,
         resume=resume,
         init=init,
+        context=context if context == "init" else (csv_list(context) if isinstance(context, str) else context),
     )
     record = {
         "data": str(data),
         "val": str(val) if val else None,
         "init": str(init) if init else None,
-        "objectives": arrays.objectives,
+        "context": context if isinstance(context, str) else list(context),
+        "objectives": rlm.objectives_,
         "missing": missing,
         "skipped": arrays.skipped,
         "fit_report": rlm.fit_report_,

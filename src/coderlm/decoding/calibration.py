@@ -10,7 +10,8 @@ samples are positive (latency, memory: errors are relative), else in the values'
 
 A calibration needs ``n >= a / (1 - a)`` rows to promise level ``a`` (9 for 90%, 4 for 80%);
 with fewer, that level cannot be promised and ``interval`` says so. Scores are kept per level (the
-interval of each level has its own bounds) for ``LEVELS``.
+interval of each level has its own bounds) for ``LEVELS``. An objective with no calibration value
+(e.g. one a fine-tuned model writes only as context) keeps its raw intervals.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ class Calibration:
 
     @property
     def size(self) -> int:
-        """Calibration rows (of the objective with the fewest values)."""
-        return min(len(s) for s in next(iter(self.scores.values())))
+        """Calibration rows (of the calibrated objective with the fewest values)."""
+        return min((len(s) for s in next(iter(self.scores.values())) if len(s)), default=0)
 
     def correction(self, level: float, objective: int) -> float:
         """How much to widen objective ``objective``'s ``level`` interval (in its score space)."""
@@ -64,6 +65,9 @@ class Calibration:
         raw = central_interval(samples, level)
         out = np.empty_like(raw)
         for j, log in enumerate(self.log):
+            if not len(self.scores.get(level, [[0]] * len(self.log))[j]):  # no value to calibrate on: raw
+                out[:, j] = raw[:, j]
+                continue
             q = self.correction(level, j)
             low, high = raw[:, j, 0], raw[:, j, 1]
             if log:
@@ -94,7 +98,8 @@ class Calibration:
 
 def calibrate(samples: np.ndarray, values: np.ndarray, levels: tuple[float, ...] = LEVELS) -> Calibration:
     """Conformal scores of held-out ``values`` (n, k) against the intervals of their ``samples`` (n, S, k), for
-    each of ``levels``. Rows missing an objective (NaN) are left out of that objective's scores."""
+    each of ``levels``. Rows missing an objective (NaN) are left out of that objective's scores; an objective
+    with no value at all keeps raw intervals."""
     values = np.asarray(values, dtype=np.float64).reshape(len(samples), -1)
     finite = np.isfinite(samples).all(1)
     log = [
@@ -111,6 +116,6 @@ def calibrate(samples: np.ndarray, values: np.ndarray, levels: tuple[float, ...]
             if log[j]:
                 y, low, high = np.log(y), np.log(low), np.log(high)
             scores[level].append(np.sort(np.maximum(low - y, y - high)))
-    if not min(len(s) for s in scores[levels[0]]):
-        raise CoverageError("no calibration row has a value for every objective")
+    if not max(len(s) for s in scores[levels[0]]):
+        raise CoverageError("no calibration row has a value for any objective")
     return Calibration(scores, log)

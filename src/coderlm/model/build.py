@@ -92,12 +92,19 @@ def new_network(
     return EncoderDecoder(config)
 
 
-def finetuned_network(base: EncoderDecoder, codec: NumberCodec, options: dict[str, Any], seed: int) -> EncoderDecoder:
+def finetuned_network(
+    base: EncoderDecoder,
+    codec: NumberCodec,
+    options: dict[str, Any],
+    seed: int,
+    sources: Sequence[int] | None = None,
+) -> EncoderDecoder:
     """``base``'s architecture and weights for ``codec``'s outputs (``model.transfer``); ``options`` may only
-    repeat the base's (or change dropout). ``seed`` draws whatever is new."""
+    repeat the base's (or change dropout); objective j starts from the base's objective ``sources[j]``.
+    ``seed`` draws whatever is new."""
     config = finetune_config(base.cfg, codec.total_length, options)
     state = base.state_dict()  # before anything replaces base (fitting a model from itself)
     torch.manual_seed(seed)
     network = EncoderDecoder(config, base.encoder_config)
-    network.load_state_dict(adapt_state(state, codec.length, config.output_length))
+    network.load_state_dict(adapt_state(state, codec.length, config.output_length, sources))
     return network

@@ -11,8 +11,11 @@ write a number.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
+import numpy as np
 import torch
+from scipy.stats import spearmanr
 
 from coderlm.model.config import ModelConfig
 from coderlm.numbers.codec import NumberCodec
@@ -40,16 +43,27 @@ def finetune_config(source: ModelConfig, output_length: int, options: dict) -> M
     return dataclasses.replace(source, output_length=output_length, **free)
 
 
-def adapt_state(state: dict[str, torch.Tensor], number_length: int, output_length: int) -> dict[str, torch.Tensor]:
-    """A copy of ``state`` whose decoder position table has ``output_length`` rows."""
+def adapt_state(
+    state: dict[str, torch.Tensor],
+    number_length: int,
+    output_length: int,
+    sources: Sequence[int] | None = None,
+) -> dict[str, torch.Tensor]:
+    """A copy of ``state`` whose decoder position table has ``output_length`` rows: objective j's rows are
+    the source's objective ``sources[j]`` (default ``min(j, k_source - 1)``)."""
     state = dict(state)
     table = state[POSITIONS_KEY]  # (k_source * L, D)
-    if table.shape[0] == output_length:
-        return state
     source_objectives = table.shape[0] // number_length
+    k = output_length // number_length
+    if sources is None:
+        if table.shape[0] == output_length:
+            return state
+        sources = [min(j, source_objectives - 1) for j in range(k)]
+    if len(sources) != k or not all(0 <= s < source_objectives for s in sources):
+        raise ValueError(f"sources {list(sources)}: need {k} indices below {source_objectives} (the init's objectives)")
     rows = torch.arange(output_length)
     objective, offset = rows // number_length, rows % number_length
-    source_rows = objective.clamp(max=source_objectives - 1) * number_length + offset
+    source_rows = torch.tensor(list(sources))[objective] * number_length + offset
     state[POSITIONS_KEY] = table[source_rows].clone()
     return state
 
@@ -67,3 +81,41 @@ def check_same_number_tokens(codec: NumberCodec, base: NumberCodec) -> None:
             + "; ".join(differences)
             + " (leave number_format/specials unset to use the init model's)"
         )
+
+
+def transfer_sources(
+    init_names: Sequence[str], names: Sequence[str], values: np.ndarray
+) -> tuple[list[int], dict[str, dict]]:
+    """Which of the init model's objectives each objective of ``names`` starts from (its decoder positions).
+
+    An objective the init model has starts from itself. A new one starts from the init objective whose
+    values in ``values`` (n, k; the init model's own predictions given as context) rank its targets best
+    (Spearman): a new device's latency starts as the known device most like it, so the fine-tuned model
+    begins where choosing that device would leave it. Without such values (or with fewer than 3 rows), a
+    new objective j starts from the init's objective min(j, k_init - 1). Returns the source index per
+    objective and, per new objective, ``{"from": name, "spearman": rho}``.
+    """
+    known = {name: i for i, name in enumerate(init_names)}
+    given = [j for j, name in enumerate(names) if name in known]
+    sources, report = [], {}
+    for j, name in enumerate(names):
+        if name in known:
+            sources.append(known[name])
+            continue
+        scores = {known[names[c]]: _spearman(values[:, c], values[:, j]) for c in given}
+        scores = {i: rho for i, rho in scores.items() if rho is not None}
+        if scores:
+            best = max(scores, key=scores.get)
+            report[name] = {"from": init_names[best], "spearman": round(scores[best], 4)}
+        else:
+            best = min(j, len(init_names) - 1)
+        sources.append(best)
+    return sources, report
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Rank correlation over the rows where both are finite; None with fewer than 3 or a constant column."""
+    both = np.isfinite(a) & np.isfinite(b)
+    if both.sum() < 3 or np.ptp(a[both]) == 0 or np.ptp(b[both]) == 0:
+        return None
+    return float(spearmanr(a[both], b[both]).statistic)
