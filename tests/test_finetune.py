@@ -236,3 +236,26 @@ def test_cli_train_context_init(two_objectives, tmp_path, capsys):
     assert summary["transfer"]["words"]["from"] in ("lines", "chars")
     assert RegressionLM.load(out).objectives_ == ["lines", "chars", "words"]
     assert json.loads((out / "train_summary.json").read_text())["context"] == "init"
+
+
+def test_a_context_model_calibrates_and_evaluates_on_data_with_only_its_new_objective(two_objectives, tmp_path, capsys):
+    texts, _ = line_count_task(24, seed=10)
+    tuned = RegressionLM(num_samples=8, training={"steps": 2, "progress": False})
+    tuned.fit(texts[:12], [len(t.split()) for t in texts[:12]], objectives=["words"], init=two_objectives,
+              context="init")  # fmt: skip
+    model = tuned.save(tmp_path / "dev")
+    held = tmp_path / "held.jsonl"
+    held.write_text("".join(json.dumps({"text": t, "targets": {"words": len(t.split())}}) + "\n" for t in texts[12:]))
+    assert main(["calibrate", "--model", str(model), "--data", str(held)]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == 12
+    assert (
+        main(
+            ["evaluate", "--model", str(model), "--data", str(held), "--report", str(tmp_path / "ev"), "--no-progress"]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    unrelated = tmp_path / "other.jsonl"
+    unrelated.write_text(json.dumps({"text": "x", "targets": {"speed": 1.0}}) + "\n")
+    assert main(["calibrate", "--model", str(model), "--data", str(unrelated)]) == 2
+    assert "unknown objective" in capsys.readouterr().err

@@ -32,7 +32,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     rlm = RegressionLM.load(args.model)
-    arrays = read_dataset(args.data).to_arrays(rlm.objectives_, "mask")
+    arrays = read_dataset(args.data).to_arrays(rlm.objectives_, "mask", absent="nan")
     calibration = rlm.calibrate(arrays.texts, arrays.targets, seed=args.seed)
     write_calibration(Path(args.model), calibration.to_dict())
     promised = calibration.promised()

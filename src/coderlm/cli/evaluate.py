@@ -88,8 +88,8 @@ def evaluate_run(
         raise ValueError("baselines need --train-data (the same training set the model saw)")
     models = load_models([model] if isinstance(model, (str, Path)) else list(model))
     rlm = models[0]
-    arrays = read_dataset(data).to_arrays(rlm.objectives_, "mask")
-    train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask") if baselines else None
+    arrays = read_dataset(data).to_arrays(rlm.objectives_, "mask", absent="nan")
+    train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask", absent="nan") if baselines else None
     stages = tqdm(total=1 + len(baselines), desc="evaluate", unit="stage", disable=not progress, dynamic_ncols=True)
     stages.set_postfix_str(f"sampling {len(arrays)} inputs with {len(models)} model(s)")
     samples = pooled_samples(models, arrays.texts, num_samples, seed)

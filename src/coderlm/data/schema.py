@@ -231,17 +231,22 @@ class Dataset:
         """The distinct groups (absent ones left out), sorted."""
         return sorted({e.group for e in self.examples if e.group is not None})
 
-    def to_arrays(self, objectives: Sequence[str] | None = None, missing: str = "skip") -> DatasetArrays:
+    def to_arrays(
+        self, objectives: Sequence[str] | None = None, missing: str = "skip", absent: str = "error"
+    ) -> DatasetArrays:
         """Texts, targets (n, k) in ``objectives`` order (default: all names sorted), tasks, groups, kept rows.
 
         ``missing`` decides rows where a chosen objective is absent or NaN: ``"error"`` raises a DatasetError
         naming the first such row; ``"skip"`` drops them (counted in ``skipped``); ``"mask"`` keeps NaN for the
         trainer to mask out of the loss; ``"special"`` keeps NaN to be learned as a ``<NaN>`` token. An objective
-        in no row raises a DatasetError listing the known names.
+        in no row raises a DatasetError listing the known names; with ``absent="nan"`` it is a column of NaN
+        (a model's context objectives, which held-out data need not have), as long as one objective is present.
         """
         if missing not in MISSING_POLICIES:
             raise DatasetError(self.source, f"missing={missing!r} is unknown; expected one of {MISSING_POLICIES}")
         known = self.target_names()
+        if absent == "nan" and objectives is not None and any(name in known for name in objectives):
+            known = sorted(set(known) | set(objectives))
         names = known if objectives is None else self._check_objectives(objectives, known)
         targets = np.full((len(self), len(names)), np.nan, dtype=np.float64)
         for i, example in enumerate(self.examples):
