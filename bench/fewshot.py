@@ -6,6 +6,11 @@ latency on HELP's 13 source devices from a network's ONNX text. For each of HELP
 method ranks the 1,000 test networks (the test set of ``bench/nasbench201.py``, which the shipped
 model never trained on). Rows, per N and device, mean over ``--seeds`` draws of the N networks:
 
+- ``rlm readout (builtin)``: the shipped model unchanged, the device read out of its 13 predicted
+  latencies by a ridge regression fitted on the N (``coderlm readout``; ``coderlm.readout``), applied to
+  every sample, median;
+- ``proxy devices (ridge)``: the same ridge over the benchmark's *measured* source latencies (a stronger
+  proxy baseline; it needs every network measured on all 13 devices);
 - ``rlm (builtin, context)``: the shipped model fine-tuned on the N networks with its own predictions of
   its 14 objectives as context and the device as a 15th objective, which starts from the source device
   that ranks the N best (``coderlm train --init builtin:nb201 --context init``), median of the samples;
@@ -40,8 +45,10 @@ from coderlm.atomic import write_atomic
 from coderlm.collect.programs.corpora import shared_data
 from coderlm.data import read_dataset
 from coderlm.decoding import central_interval, point_estimate
+from coderlm.decoding.calibration import calibrate
 from coderlm.evaluation import markdown_table
 from coderlm.evaluation.baselines import make_baseline
+from coderlm.readout import fit_readout
 
 TARGETS = ["titan_rtx_256", "gold_6226", "fpga", "pixel2", "raspi4", "eyeriss"]
 HELP = {10: 0.932}  # HELP (NeurIPS 2021), mean over these six devices, its README Table 3
@@ -68,7 +75,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=150, help="fine-tuning steps")
     parser.add_argument("--learning-rate", type=float, default=3e-4, help="fine-tuning learning rate")
     parser.add_argument(
-        "--transfers", default="context", help="fine-tuning rows: context (the init's objectives first), single"
+        "--transfers",
+        default="context",
+        help="fine-tuning rows: context (the init's objectives first), single ('' for none: the fast rows only)",
     )
     parser.add_argument("--scratch-ns", default="20,100", help="N at which an RLM is also trained from scratch")
     parser.add_argument("--scratch-steps", type=int, default=300)
@@ -93,7 +102,8 @@ def main() -> None:
     sources = [o for o in shipped.objectives_ if o.startswith("lat_ms_")]
     measured_sources = lambda cs: np.log([[float(table[c][o]) for o in sources] for c in cs])  # noqa: E731
     start = time.perf_counter()
-    predicted_test = point_estimate(shipped.sample([rows[c].text for c in test], num_samples=args.samples, seed=0))
+    samples_test = shipped.sample([rows[c].text for c in test], num_samples=args.samples, seed=0)
+    predicted_test = point_estimate(samples_test)
     print(f"shipped model on {len(test)} test networks: {time.perf_counter() - start:.0f} s")
     columns = [shipped.objectives_.index(o) for o in sources]
     results, by_method = [], {}
@@ -113,7 +123,24 @@ def main() -> None:
                 best = int(np.argmax([spearman(predicted_shots[:, j], y) for j in columns]))
                 scores["zero-shot"] = spearman(predicted_test[:, columns[best]], truth)
                 record = {"n": n, "task": device, "seed": seed}
-                for transfer in args.transfers.split(","):
+                extra: dict[str, dict] = {"rlm readout (builtin)": {}}  # per method: its coverage figures
+                readout = fit_readout(device, predicted_shots, y, columns)
+                readout_test = readout.apply(samples_test)[..., None]  # (n, S, 1): every sample read out
+                scores["rlm readout (builtin)"] = spearman(point_estimate(readout_test)[:, 0], truth)
+                ridge = fit_readout(device, np.exp(measured_sources(shots)), y, range(len(sources)))
+                scores["proxy devices (ridge)"] = spearman(ridge.apply(np.exp(measured_sources(test))), truth)
+                if args.calibration and n == 20:
+                    held_samples = shipped.sample([rows[c].text for c in held], num_samples=args.samples, seed=1)
+                    held_y = [float(table[c][f"lat_ms_{device}"]) for c in held]
+                    conformal = calibrate(readout.apply(held_samples)[..., None], held_y)
+                    for level in (0.5, 0.8, 0.9):
+                        key = f"coverage_{level * 100:g}"
+                        extra["rlm readout (builtin)"][key] = coverage(
+                            central_interval(readout_test, level)[:, 0], truth
+                        )
+                        widened = conformal.interval(readout_test, level)
+                        extra["rlm readout (builtin)"][key + "_calibrated"] = coverage(widened[:, 0], truth)
+                for transfer in filter(None, args.transfers.split(",")):
                     name = {"single": "rlm (init: builtin)", "context": "rlm (builtin, context)"}[transfer]
                     start = time.perf_counter()
                     tuned = RegressionLM(
@@ -129,7 +156,7 @@ def main() -> None:
                     )
                     context = "init" if transfer == "context" else ()
                     tuned.fit(texts, y, objectives=[f"lat_ms_{device}"], init=shipped, context=context)
-                    record[f"finetune_s_{transfer}"] = time.perf_counter() - start
+                    extra[name] = {"finetune_s": time.perf_counter() - start}
                     samples = tuned.sample([rows[c].text for c in test], num_samples=args.samples, seed=0)[..., -1:]
                     scores[name] = spearman(point_estimate(samples)[:, 0], truth)
                     if args.calibration and n == 20:
@@ -137,12 +164,12 @@ def main() -> None:
                         held_y[:, -1] = [float(table[c][f"lat_ms_{device}"]) for c in held]
                         tuned.calibrate([rows[c].text for c in held], held_y)
                         for level in (0.5, 0.8, 0.9):
-                            key = f"coverage_{level * 100:g}_{transfer}"
-                            record[key] = coverage(central_interval(samples, level)[:, 0], truth)
+                            key = f"coverage_{level * 100:g}"
+                            extra[name][key] = coverage(central_interval(samples, level)[:, 0], truth)
                             full = np.zeros((*samples.shape[:2], tuned.codec_.num_objectives))
                             full[..., -1:] = samples
                             interval = tuned.calibration_.interval(full, level)[:, -1]
-                            record[key + "_calibrated"] = coverage(interval, truth)
+                            extra[name][key + "_calibrated"] = coverage(interval, truth)
                 if str(n) in args.scratch_ns.split(","):
                     scratch = RegressionLM(
                         vocab_size=1024,
@@ -166,7 +193,7 @@ def main() -> None:
                     scores[name] = spearman(model.predict([rows[c].text for c in test])[:, 0], truth)
                 for method, rho in scores.items():
                     by_method.setdefault((n, method), []).append(rho)
-                    results.append({"method": method, **record, "spearman": rho})
+                    results.append({"method": method, **record, **extra.get(method, {}), "spearman": rho})
                 print(
                     f"N={n} {device} seed {seed}: " + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()), flush=True
                 )
@@ -194,12 +221,12 @@ def main() -> None:
         for m in dict.fromkeys(r["method"] for r in means)
     ]
     print(markdown_table(table_rows, floatfmt=".3f"))
-    for transfer in args.transfers.split(","):
-        calibrated = [r for r in results if f"coverage_90_{transfer}" in r and r["method"].startswith("rlm")]
-        for level in ("50", "80", "90") if calibrated else ():
-            before = np.mean([r[f"coverage_{level}_{transfer}"] for r in calibrated])
-            after = np.mean([r[f"coverage_{level}_{transfer}_calibrated"] for r in calibrated])
-            print(f"N=20, {transfer}: {level}% intervals on the test networks: coverage {before:.3f} -> {after:.3f}")
+    for method in dict.fromkeys(r["method"] for r in results if "coverage_90" in r):
+        calibrated = [r for r in results if "coverage_90" in r and r["method"] == method]
+        for level in ("50", "80", "90"):
+            before = np.mean([r[f"coverage_{level}"] for r in calibrated])
+            after = np.mean([r[f"coverage_{level}_calibrated"] for r in calibrated])
+            print(f"N=20, {method}: {level}% intervals on the test networks: coverage {before:.3f} -> {after:.3f}")
     if args.json:
         write_atomic(args.json, json.dumps({"results": results, "complete": True}, indent=2) + "\n")
 

@@ -37,6 +37,7 @@ from coderlm.model.transfer import check_same_number_tokens, transfer_sources
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.options import OptionError
+from coderlm.readout import Readout, fit_readout
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
@@ -157,7 +158,9 @@ class RegressionLM:
         specials = self._specials(base, missing)
         rows = check_rows(texts, targets, tasks, missing=missing, specials=specials)
         names, trained = objective_names(objectives, rows.num_objectives, context)
-        sources, transfer = transfer_sources(base.objectives_, names, rows.values) if base else (None, {})
+        sources, transfer = (None, {})
+        if base is not None:
+            sources, transfer = transfer_sources(base.objectives_[: base.codec_.num_objectives], names, rows.values)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
@@ -165,6 +168,7 @@ class RegressionLM:
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
+        self.readouts_ = []
         tokens = self._encode(rows.texts)
         self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
         if transfer:
@@ -229,15 +233,17 @@ class RegressionLM:
         values = np.asarray(targets, dtype=float)
         values = values[:, None] if values.ndim == 1 else values
         names = list(objectives) if objectives is not None else [f"y{j}" for j in range(values.shape[1])]
-        clash = sorted(set(names) & set(base.objectives_))
+        decoded = base.objectives_[: base.codec_.num_objectives]  # a readout of the init model is not carried over
+        clash = sorted(set(names) & set(decoded))
         if clash:
             raise OptionError(
                 "context", f"'init' fills the init model's objectives {clash} from its predictions; name yours apart"
             )
         log.info("context='init': the init model predicts its objectives for %d texts", len(texts))
-        joined = lambda t, v: np.hstack([base.predict(list(t)), np.asarray(v, float).reshape(len(t), -1)])  # noqa: E731
+        k = len(decoded)
+        joined = lambda t, v: np.hstack([base.predict(list(t))[:, :k], np.asarray(v, float).reshape(len(t), -1)])  # noqa: E731
         val = joined(val_texts, val_targets) if val_texts is not None and val_targets is not None else val_targets
-        return texts, joined(texts, values), list(base.objectives_) + names, val, list(base.objectives_)
+        return texts, joined(texts, values), decoded + names, val, decoded
 
     def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained):
         """What validation minimizes (``val_metric``): the likelihood of the targets, or 1 - rank correlation."""
@@ -260,9 +266,38 @@ class RegressionLM:
         temperature: float | None = None,
         seed: int | None = None,
     ) -> np.ndarray:
-        """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values."""
+        """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values. Readout objectives
+        (``fit_readout``) come last, each computed from the same sample's decoded objectives."""
         ids = self.sample_tokens(texts, num_samples, temperature, seed)  # checks the model is fitted
-        return self.codec_.decode(ids)
+        values = self.codec_.decode(ids)
+        readouts = getattr(self, "readouts_", [])
+        return np.concatenate([values, *(r.apply(values)[..., None] for r in readouts)], axis=-1)
+
+    def fit_readout(
+        self, texts: Sequence[str], targets, objective: str, inputs: Sequence[str] | None = None, seed: int | None = 0
+    ) -> Readout:
+        """Add ``objective`` as a readout (``coderlm.readout``): a ridge regression, fitted on these measured
+        ``texts`` and ``targets`` (n floats), over the model's predictions of its objectives ``inputs``
+        (default: all it decodes). No weight changes; ``predict`` and ``sample`` then write it last. An
+        earlier readout of that name is replaced; a calibration is dropped (it does not cover the new one)."""
+        self._check_fitted()
+        decoded = self.objectives_[: self.codec_.num_objectives]
+        names = list(decoded if inputs is None else inputs)
+        unknown = [n for n in names if n not in decoded]
+        if unknown or not names:
+            raise OptionError("inputs", f"must name some of the objectives the model decodes {decoded}, got {names}")
+        if objective in decoded:
+            raise OptionError("objective", f"{objective!r} is decoded by the model already; name the readout apart")
+        texts = check_texts(texts)
+        values = check_targets(targets, len(texts), 1, ())[:, 0]
+        predicted = point_estimate(self.codec_.decode(self.sample_tokens(texts, seed=seed)))
+        readout = fit_readout(objective, predicted, values, [decoded.index(n) for n in names])
+        self.readouts_ = [r for r in getattr(self, "readouts_", []) if r.name != objective] + [readout]
+        self.objectives_ = decoded + [r.name for r in self.readouts_]
+        if getattr(self, "calibration_", None) is not None:
+            log.warning("the model's calibration does not cover readout %r: dropped; calibrate again", objective)
+            self.calibration_ = None
+        return readout
 
     def sample_tokens(
         self,
@@ -304,7 +339,7 @@ class RegressionLM:
         """Split-conformal calibration on held-out rows (``decoding.calibration``), kept as ``calibration_``
         (and saved with the model)."""
         self._check_fitted()
-        values = check_targets(targets, len(check_texts(texts)), self.codec_.num_objectives, (), allow_nan=True)
+        values = check_targets(targets, len(check_texts(texts)), len(self.objectives_), (), allow_nan=True)
         self.calibration_ = calibrate(self.sample(texts, seed=seed), values)
         return self.calibration_
 
@@ -339,8 +374,10 @@ class RegressionLM:
 
     def _write_files(self, path: Path) -> Path:
         calibration = self.calibration_.to_dict() if getattr(self, "calibration_", None) else None
-        fitted = (self.network_, self.tokenizer_, self.codec_, self.fit_report_, calibration)
-        return write_model(path, type(self).__name__, SavedModel(self._params_dict(), self.objectives_, *fitted))
+        decoded = self.objectives_[: self.codec_.num_objectives]
+        readouts = [r.to_dict(decoded) for r in getattr(self, "readouts_", [])]
+        fitted = (self.network_, self.tokenizer_, self.codec_, self.fit_report_, calibration, readouts)
+        return write_model(path, type(self).__name__, SavedModel(self._params_dict(), decoded, *fitted))
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> RegressionLM:
@@ -355,7 +392,12 @@ class RegressionLM:
         except TypeError as exc:
             raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
         rlm.network_, rlm.tokenizer_, rlm.codec_ = saved.network, saved.tokenizer, saved.codec
-        rlm.objectives_, rlm.fit_report_ = saved.objectives, saved.fit_report
+        try:
+            rlm.readouts_ = [Readout.from_dict(spec, saved.objectives) for spec in saved.readouts]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path / CONFIG_FILE}: readouts: {exc}") from exc
+        rlm.objectives_ = saved.objectives + [r.name for r in rlm.readouts_]
+        rlm.fit_report_ = saved.fit_report
         if saved.calibration is not None:
             rlm.calibration_ = Calibration.from_dict(saved.calibration)
         return rlm

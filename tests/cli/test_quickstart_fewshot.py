@@ -37,15 +37,17 @@ def shipped(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_fewshot_quickstart_measures_finetunes_calibrates_and_compares(shipped, tmp_path, capsys):
     out = tmp_path / "qs"
-    args = ["quickstart", "--out", str(out), "--shots", "4", "--calibration", "9", "--networks", "5", "--steps", "3",
-            "--num-samples", "8"]  # fmt: skip
+    args = ["quickstart", "--out", str(out), "--shots", "4", "--calibration", "9", "--networks", "5", "--finetune",
+            "--steps", "3", "--num-samples", "8"]  # fmt: skip
     assert main(args) == 0
     printed = capsys.readouterr().out
-    for stage in ("[1/5] measure 18", "[2/5] fine-tune builtin:nb201 on 4", "[3/5] calibrate", "[4/5]", "[5/5]"):
+    for stage in ("[1/5] measure 18", "[2/5] read this CPU's latency out of builtin:nb201", "[3/5] calibrate", "[4/5]",
+                  "[5/5]"):  # fmt: skip
         assert stage in printed
     table = [line for line in printed.splitlines() if line.startswith("|")]
     methods = [line.split("|")[1].strip() for line in table[2:]]
-    assert methods[:2] == ["rlm (fine-tuned)", "gbdt (same shots)"] and methods[2].startswith("zero-shot (")
+    assert methods[:3] == ["rlm (readout)", "rlm (fine-tuned)", "gbdt (same shots)"]
+    assert methods[3].startswith("zero-shot (")
     rows = list(read_dataset(out / "data" / "nb201.jsonl"))
     assert len(rows) == 18 and all(r.targets["latency_cpu"] > 0 for r in rows)
     assert {p: len(read_dataset(out / "data" / f"{p}.jsonl")) for p in ("shots", "calibration", "test")} == {
@@ -56,9 +58,10 @@ def test_fewshot_quickstart_measures_finetunes_calibrates_and_compares(shipped, 
     summary = json.loads((out / "quickstart.json").read_text())
     assert summary["level"] == 0.9 and 0 <= summary["coverage_calibrated"] <= 1
     assert (out / "model" / "calibration.json").is_file() and (out / "report" / "report.md").is_file()
-    # the shipped model's objectives come first, as context; this CPU's latency starts from a source device
+    # the model: the shipped one with this CPU's latency read out of its source devices' (ridge on a and b)
     assert RegressionLM.load(out / "model").objectives_ == [*shipped.objectives_, "latency_cpu"]
-    assert "latency_cpu started from lat_ms_" in printed
+    assert "ridge on " in printed and RegressionLM.load(out / "model").readouts_[0].inputs == [1, 2]
+    assert RegressionLM.load(out / "finetuned").objectives_ == [*shipped.objectives_, "latency_cpu"]
     assert main(args) == 0  # a rerun resumes: nothing measured twice
     assert len(read_dataset(out / "data" / "nb201.jsonl")) == 18
 

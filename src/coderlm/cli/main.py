@@ -12,12 +12,24 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from coderlm.cli import calibrate, collect, evaluate, predict, pretrain, profile, quickstart, serve, split, train
+from coderlm.cli import (
+    calibrate,
+    collect,
+    evaluate,
+    predict,
+    pretrain,
+    profile,
+    quickstart,
+    readout,
+    serve,
+    split,
+    train,
+)
 from coderlm.options import OptionError
 from coderlm.training.distributed import exit_process, shutdown_distributed
 
 # Each module's ``add(subparsers)`` registers its command(s) with ``set_defaults(run=...)``.
-COMMANDS = [train, pretrain, predict, evaluate, calibrate, split, collect, quickstart, profile, serve]
+COMMANDS = [train, pretrain, readout, predict, evaluate, calibrate, split, collect, quickstart, profile, serve]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,21 +1,23 @@
-"""``coderlm quickstart``: a latency predictor for this machine from 20 measurements (a few minutes).
+"""``coderlm quickstart``: a latency predictor for this machine from 20 measurements (about a minute).
 
 The shipped model ``builtin:nb201`` reads a NAS-Bench-201 network as ONNX text and writes its
 accuracy and its latency on 13 devices. This machine is a new device:
 
 1. measure: build networks' ONNX graphs and time them here with onnxruntime: 20 to learn from,
    10 to calibrate on, 200 to test on (all different networks);
-2. fine-tune the shipped model on the 20: it writes its own 14 objectives first (given as context: its own
-   predictions, not learned), then this CPU's latency, which starts from the source device whose predicted
-   latencies rank the 20 best (``coderlm train --init builtin:nb201 --context init``);
-3. calibrate its intervals on the 10 (split conformal: 90% intervals that cover 90%);
+2. read this CPU's latency out of the shipped model: a ridge regression, fitted on the 20, over the
+   model's predicted latencies on its 13 source devices (``coderlm readout``; no training), applied to
+   every sample; with ``--finetune`` the shipped model is also fine-tuned on the 20 (``coderlm train
+   --init builtin:nb201 --context init``) and compared;
+3. calibrate the intervals on the 10 (split conformal: 90% intervals that cover 90%);
 4. predict the 200 others and compare with what was measured, beside the baselines: gradient-boosted
    trees on the same 20, the shipped model zero-shot (rank by its predicted latency on the source device
    that ranks the 20 best), and, when ``../shared/data/nasbench201`` is there, the proxy device (the same
-   with the benchmark's measured source latencies);
+   with the benchmark's measured source latencies) and the proxy devices' ridge (the readout's regression on
+   the benchmark's measured source latencies);
 5. report: the table, a scatter plot, a calibrated interval per prediction.
 
-Every stage leaves its output in the run folder; a rerun resumes (measurements row by row, training
+Every stage leaves its output in the run folder; a rerun resumes (measurements row by row, fine-tuning
 from its checkpoint). ``--from-scratch`` runs the earlier, longer flow instead: collect networks,
 train a new RLM on them, evaluate it beside baselines (``quickstart_scratch.py``).
 """
@@ -43,7 +45,7 @@ from coderlm.decoding import central_interval, point_estimate
 from coderlm.estimator import RegressionLM
 from coderlm.evaluation import evaluate, markdown_table, write_report
 from coderlm.evaluation.baselines import make_baseline
-from coderlm.model.files import write_calibration
+from coderlm.readout import fit_readout
 
 OBJECTIVE = "latency_cpu"
 FINETUNE_STEPS = 150  # --steps when not given
@@ -52,7 +54,7 @@ FINETUNE_STEPS = 150  # --steps when not given
 def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "quickstart",
-        help="a latency predictor for this CPU from 20 measurements: fine-tune the shipped model (minutes)",
+        help="a latency predictor for this CPU from 20 measurements, read out of the shipped model (about a minute)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -71,6 +73,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     """Every stage of the few-shot flow; returns the comparison, the coverage and stage timings."""
     out, timings = Path(config.out), {}
     shipped = RegressionLM.load(config.model, device=config.device)  # first: a missing model stops before any work
+    shipped.num_samples = config.num_samples
     count = config.shots + config.calibration + config.networks
     cells = sample_cells(count, config.seed)
 
@@ -96,47 +99,34 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     }
     timings["measure_s"] = time.perf_counter() - start
 
-    steps = config.steps or FINETUNE_STEPS
-    say(f"[2/5] fine-tune {config.model} on {config.shots} of them ({steps} steps)")
+    say(f"[2/5] read this CPU's latency out of {config.model}'s predicted latencies on its source devices")
     start = time.perf_counter()
     model_dir = out / "model"
-    training = {
-        "steps": steps,
-        "batch_size": min(config.shots, 32),
-        "learning_rate": config.learning_rate,
-        "seed": config.seed,
-        "checkpoint_every": steps,
-    }
-    rlm = train_run(
-        files["shots"],
-        model_dir,
-        objectives=[OBJECTIVE],
-        training=training,
-        init=config.model,
-        context="init",
-        estimator={"num_samples": config.num_samples, "device": config.device},
-        resume=(model_dir / "checkpoints").exists(),
-    )
-    timings["finetune_s"] = time.perf_counter() - start
+    rlm = RegressionLM.load(config.model, device=config.device)
+    rlm.num_samples = config.num_samples
+    sources = [name for name in rlm.objectives_ if name.startswith("lat_ms_")] or None  # None: every objective
+    readout = rlm.fit_readout(texts_of(by_cell, parts["shots"]), values_of(by_cell, parts["shots"]), OBJECTIVE,
+                              inputs=sources, seed=config.seed)  # fmt: skip
+    heaviest = sorted(zip(readout.inputs, readout.weights, strict=True), key=lambda p: -abs(p[1]))[:3]
+    say("      ridge on " + ", ".join(f"{rlm.objectives_[j][7:]} {w:+.2f}" for j, w in heaviest) + ", ...")
+    timings["readout_s"] = time.perf_counter() - start
     column = rlm.objectives_.index(OBJECTIVE)
-    source = rlm.fit_report_.get("transfer", {}).get(OBJECTIVE)
-    if source:
-        rho, shots = source["spearman"], config.shots
-        say(f"      {OBJECTIVE} started from {source['from']} (Spearman {rho:.3f} on the {shots})")
 
     say(f"[3/5] calibrate its intervals on {config.calibration} more (split conformal)")
-    texts = lambda part: [by_cell[c].text for c in parts[part]]  # noqa: E731
-    values = lambda part: np.array([by_cell[c].targets[OBJECTIVE] for c in parts[part]])  # noqa: E731
-    known = np.full((config.calibration, len(rlm.objectives_)), np.nan)  # the context objectives: not measured
+    texts = lambda part: texts_of(by_cell, parts[part])  # noqa: E731
+    values = lambda part: values_of(by_cell, parts[part])  # noqa: E731
+    known = np.full((config.calibration, len(rlm.objectives_)), np.nan)  # the source devices: not measured here
     known[:, column] = values("calibration")
     calibration = rlm.calibrate(texts("calibration"), known, seed=config.seed)
-    write_calibration(model_dir, calibration.to_dict())
+    rlm.save(model_dir)
 
     say(f"[4/5] predict the other {config.networks} networks; the baselines do too")
     start = time.perf_counter()
     samples = rlm.sample(texts("test"), seed=config.seed)
-    predicted = {"rlm (fine-tuned)": point_estimate(samples)[:, column]}
-    predicted |= baselines(config, shipped, parts, by_cell, values("shots"))
+    predicted = {"rlm (readout)": point_estimate(samples)[:, column]}
+    if config.finetune:
+        predicted["rlm (fine-tuned)"] = finetuned(config, files["shots"], out / "finetuned", texts("test"), timings)
+    predicted |= baselines(config, shipped, parts, by_cell, values("shots"), point_estimate(samples))
     timings["predict_s"] = time.perf_counter() - start
 
     say("[5/5] compare with what was measured")
@@ -151,7 +141,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
         "calibrated": calibration.interval(samples, level)[:, column : column + 1],
     }
     metrics = evaluate(
-        predicted["rlm (fine-tuned)"][:, None],
+        predicted["rlm (readout)"][:, None],
         measured[:, None],
         [OBJECTIVE],
         intervals={level: intervals["raw"]},
@@ -160,7 +150,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     write_report(
         out / "report",
         metrics,
-        predicted["rlm (fine-tuned)"][:, None],
+        predicted["rlm (readout)"][:, None],
         measured[:, None],
         [OBJECTIVE],
         title="coderlm quickstart: this CPU from 20 measurements",
@@ -176,7 +166,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     for i in range(min(5, len(measured))):
         low, high = intervals["calibrated"][i, 0]
         say(
-            f"  {parts['test'][i]}: predicted {predicted['rlm (fine-tuned)'][i]:.3f} [{low:.3f}, {high:.3f}], "
+            f"  {parts['test'][i]}: predicted {predicted['rlm (readout)'][i]:.3f} [{low:.3f}, {high:.3f}], "
             f"measured {measured[i]:.3f}"
         )
     say(f"report: {out / 'report' / 'report.md'}; model: {model_dir} (coderlm predict --model {model_dir} net.onnx)")
@@ -191,8 +181,45 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     return summary
 
 
-def baselines(config, shipped: RegressionLM, parts: dict, by_cell: dict, shot_values: np.ndarray) -> dict:
-    """Predictions for the test networks of GBDT on the shots, the shipped model zero-shot and the proxy device."""
+def texts_of(by_cell: dict, cells: list[str]) -> list[str]:
+    return [by_cell[c].text for c in cells]
+
+
+def values_of(by_cell: dict, cells: list[str]) -> np.ndarray:
+    return np.array([by_cell[c].targets[OBJECTIVE] for c in cells])
+
+
+def finetuned(config: QuickstartConfig, shots: Path, run: Path, test: list[str], timings: dict) -> np.ndarray:
+    """``--finetune``: the shipped model fine-tuned on the shots (its objectives as context, this CPU's latency
+    starting from the nearest source device); its medians for the test networks."""
+    start = time.perf_counter()
+    steps = config.steps or FINETUNE_STEPS
+    training = {
+        "steps": steps,
+        "batch_size": min(config.shots, 32),
+        "learning_rate": config.learning_rate,
+        "seed": config.seed,
+        "checkpoint_every": steps,
+    }
+    rlm = train_run(
+        shots,
+        run,
+        objectives=[OBJECTIVE],
+        training=training,
+        init=config.model,
+        context="init",
+        estimator={"num_samples": config.num_samples, "device": config.device},
+        resume=(run / "checkpoints").exists(),
+    )
+    timings["finetune_s"] = time.perf_counter() - start
+    return point_estimate(rlm.sample(test, seed=config.seed))[:, rlm.objectives_.index(OBJECTIVE)]
+
+
+def baselines(
+    config, shipped: RegressionLM, parts: dict, by_cell: dict, shot_values: np.ndarray, guess_test: np.ndarray
+) -> dict:
+    """Predictions for the test networks of GBDT on the shots, the shipped model zero-shot and the proxy device.
+    ``guess_test``: the shipped model's medians for the test networks (its objectives first)."""
     shots, test = parts["shots"], parts["test"]
     out = {}
     leaves = max(1, min(20, len(shots) // 5))  # leaves that a few rows can fill
@@ -200,9 +227,9 @@ def baselines(config, shipped: RegressionLM, parts: dict, by_cell: dict, shot_va
     out["gbdt (same shots)"] = gbdt.predict([by_cell[c].text for c in test])[:, 0]
     sources = [j for j, name in enumerate(shipped.objectives_) if name.startswith("lat_ms_")]
     if sources:  # a model that predicts latencies on other devices: the one that ranks the shots best
-        guess = point_estimate(shipped.sample([by_cell[c].text for c in shots + test], num_samples=16, seed=0))
-        best = max(sources, key=lambda j: spearmanr(guess[: len(shots), j], shot_values).statistic)
-        out[f"zero-shot ({shipped.objectives_[best][7:]})"] = guess[len(shots) :, best]
+        guess = point_estimate(shipped.sample([by_cell[c].text for c in shots], seed=config.seed))
+        best = max(sources, key=lambda j: spearmanr(guess[:, j], shot_values).statistic)
+        out[f"zero-shot ({shipped.objectives_[best][7:]})"] = guess_test[:, best]
     table = shared_data() / "nasbench201" / "nasbench201.csv"
     if table.is_file():  # NAS-Bench-201's own measurements of these networks on the source devices
         known = read_join_csv(table)
@@ -211,4 +238,7 @@ def baselines(config, shipped: RegressionLM, parts: dict, by_cell: dict, shot_va
         if names and all(c in known for c in shots + test):
             best = max(names, key=lambda n: spearmanr([known[c][n] for c in shots], shot_values).statistic)
             out[f"proxy device ({best[7:]})"] = np.array([known[c][best] for c in test])
+            measured = lambda cells: np.array([[known[c][n] for n in names] for c in cells])  # noqa: E731
+            ridge = fit_readout(OBJECTIVE, measured(shots), shot_values, range(len(names)))
+            out["proxy devices (ridge)"] = ridge.apply(measured(test))
     return out

@@ -48,6 +48,7 @@ class SavedModel:
     codec: NumberCodec
     fit_report: dict[str, Any]
     calibration: dict[str, Any] | None = None  # ``decoding.calibration.Calibration.to_dict()``
+    readouts: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # ``readout.Readout.to_dict()``
 
 
 def write_model(folder: Path, kind: str, saved: SavedModel) -> Path:
@@ -61,6 +62,7 @@ def write_model(folder: Path, kind: str, saved: SavedModel) -> Path:
         **network_record(saved.network),
         "codec": saved.codec.to_dict(),
         "fit_report": saved.fit_report,
+        **({"readouts": saved.readouts} if saved.readouts else {}),
     }
     state = {k: v.detach().cpu().contiguous() for k, v in saved.network.state_dict().items()}
     write_atomic(folder / WEIGHTS_FILE, safetensors_bytes(state))
@@ -93,7 +95,7 @@ def read_model(folder: Path, kind: str, device: str) -> SavedModel:
         except json.JSONDecodeError as exc:
             raise ValueError(f"{folder / CALIBRATION_FILE}: {exc}") from exc
     fitted = (network, read_tokenizer(folder), codec, record.get("fit_report", {}), calibration)
-    return SavedModel(params, objectives, *fitted)
+    return SavedModel(params, objectives, *fitted, readouts=list(record.get("readouts", [])))
 
 
 def network_record(network: EncoderDecoder) -> dict[str, Any]:

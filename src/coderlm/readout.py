@@ -1,0 +1,95 @@
+"""Readouts: a new objective as a ridge regression over a trained model's own predicted objectives.
+
+A model that writes a network's latency on 13 devices has, in those 13 numbers, a description of
+how the network loads hardware. A new device is rarely one of them, but it is often close to a mix
+of them (a GPU at batch 256 like the other large-batch GPUs, an accelerator like none alone). A
+readout learns that mix from a few measured inputs: ridge regression of the new objective on the
+model's predictions of its own objectives (in log space when every value is positive; inputs
+standardized; the penalty chosen by leave-one-out cross-validation), a second or so of fitting and
+no training of the network. It is applied to every *sample* of the model, so the new objective
+gets a predictive distribution like the others (intervals, calibration). HELP (NeurIPS 2021)
+meta-learns a device embedding for the same purpose; here the embedding is the model's output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import RidgeCV
+
+ALPHAS = (1.0, 10.0, 100.0, 1000.0)  # ridge penalties tried (inputs standardized), by leave-one-out error
+
+
+@dataclasses.dataclass(frozen=True)
+class Readout:
+    """``name = bias + weights . standardized(inputs)`` (all in log space when ``log``)."""
+
+    name: str
+    inputs: list[int]  # indices of the model's decoded objectives it reads
+    log: bool
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    alpha: float
+    rows: int  # measured inputs it was fitted on
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        """The readout of ``values`` (..., k) of the model's decoded objectives: (...)."""
+        x = values[..., self.inputs]
+        if self.log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x = np.log(np.where(x > 0, x, np.nan))  # a non-positive sample: no readout (NaN)
+        y = self.bias + ((x - self.mean) / self.scale) @ self.weights
+        return np.exp(y) if self.log else y
+
+    def to_dict(self, names: Sequence[str]) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "inputs": [names[i] for i in self.inputs],
+            "log": self.log,
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "weights": self.weights.tolist(),
+            "bias": self.bias,
+            "alpha": self.alpha,
+            "rows": self.rows,
+        }
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any], names: Sequence[str]) -> Readout:
+        unknown = [n for n in spec["inputs"] if n not in names]
+        if unknown:
+            raise ValueError(f"readout {spec['name']!r} reads {unknown}, which the model does not write")
+        arrays = {k: np.asarray(spec[k], dtype=np.float64) for k in ("mean", "scale", "weights")}
+        return cls(
+            spec["name"],
+            [list(names).index(n) for n in spec["inputs"]],
+            bool(spec["log"]),
+            bias=float(spec["bias"]),
+            alpha=float(spec["alpha"]),
+            rows=int(spec["rows"]),
+            **arrays,
+        )
+
+
+def fit_readout(name: str, predicted: np.ndarray, targets: np.ndarray, inputs: Sequence[int]) -> Readout:
+    """Ridge of ``targets`` (n,) on columns ``inputs`` of ``predicted`` (n, k): the model's point predictions
+    for the n measured inputs. Log space when every target and every input value is positive."""
+    targets = np.asarray(targets, dtype=np.float64).reshape(-1)
+    x = np.asarray(predicted, dtype=np.float64)[:, list(inputs)]
+    if len(targets) < 3:
+        raise ValueError(f"readout {name!r}: {len(targets)} measured input(s); at least 3 are needed")
+    if not np.isfinite(targets).all() or not np.isfinite(x).all():
+        raise ValueError(f"readout {name!r}: targets and the model's predictions must be finite numbers")
+    log = bool((targets > 0).all() and (x > 0).all())
+    if log:
+        x, targets = np.log(x), np.log(targets)
+    mean, scale = x.mean(0), x.std(0)
+    scale = np.where(scale > 0, scale, 1.0)
+    model = RidgeCV(alphas=ALPHAS).fit((x - mean) / scale, targets)
+    weights = np.asarray(model.coef_, dtype=np.float64)
+    return Readout(name, list(inputs), log, mean, scale, weights, float(model.intercept_), float(model.alpha_), len(x))
