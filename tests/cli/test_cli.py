@@ -146,7 +146,11 @@ def test_unknown_target_and_options_are_clear_errors(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("command", ["train", "predict", "evaluate", "split"])
+@pytest.mark.parametrize(
+    "command",
+    ["train", "pretrain", "readout", "predict", "evaluate", "calibrate", "split", "collect", "quickstart", "profile",
+     "serve"],
+)  # fmt: skip
 def test_help_documents_every_subcommand(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
@@ -154,6 +158,8 @@ def test_help_documents_every_subcommand(command, capsys):
     assert exit_info.value.code == 0 and out.startswith(f"usage: coderlm {command}")
     if command == "train":  # dataclass fields' comments become the flags' help
         assert "gradient clipping at this global norm" in out and "encoder width" in out
+    if command == "quickstart":  # a help text with a percent sign ("90% needs 9") is shown, not formatted
+        assert "90% needs 9" in out
 
 
 def test_console_script_is_installed():

@@ -102,7 +102,7 @@ def add_flags(parser: argparse.ArgumentParser, options: list[Option], title: str
     for option in options:
         dest = option.flag or option.name
         flag = "--" + dest.replace("_", "-")
-        help_text = f"{option.help} (default: {option.default})".lstrip()
+        help_text = f"{option.help} (default: {option.default})".lstrip().replace("%", "%%")  # argparse formats it
         if isinstance(option.default, bool):
             group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         else:
