@@ -10,7 +10,7 @@ from coderlm import RegressionLM
 from coderlm.cli import main
 from coderlm.data.toy import line_count_task
 from coderlm.options import OptionError
-from coderlm.readout import Readout, fit_readout
+from coderlm.readout import Readout, fit_readout, nearest_input
 
 TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
 
@@ -95,7 +95,10 @@ def test_cli_readout(two_objectives, tmp_path, capsys):
     out = tmp_path / "dev"
     assert main(["readout", "--model", str(base), "--data", str(data), "--out", str(out), "--inputs", "ch*"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["inputs"] == ["chars"] and summary["readouts"]["words"]["rows"] == 12
+    assert summary["readouts"]["words"]["inputs"] == ["chars"] and summary["readouts"]["words"]["rows"] == 12
+    assert main(["readout", "--model", str(base), "--data", str(data), "--out", str(tmp_path / "near"),
+                 "--nearest"]) == 0  # fmt: skip
+    assert len(json.loads(capsys.readouterr().out)["readouts"]["words"]["inputs"]) == 1
     assert RegressionLM.load(out).objectives_ == ["lines", "chars", "words"]
     assert main(["predict", "--model", str(out), str(data)]) == 0
     assert "words" in capsys.readouterr().out
@@ -105,3 +108,19 @@ def test_cli_readout(two_objectives, tmp_path, capsys):
     other.write_text(json.dumps({"text": "a", "targets": {"lines": 1}}) + "\n")
     assert main(["readout", "--model", str(base), "--data", str(other), "--out", str(out)]) == 2
     assert "nothing to read out" in capsys.readouterr().err
+
+
+def test_nearest_reads_out_of_the_one_input_that_ranks_the_targets_best(two_objectives):
+    rng = np.random.default_rng(1)
+    predicted = rng.normal(size=(30, 3))
+    targets = np.exp(predicted[:, 2] + 0.1 * rng.normal(size=30))
+    assert nearest_input(predicted, targets, [0, 1, 2]) == 2 and nearest_input(predicted, targets, [0, 1]) in (0, 1)
+    texts, _ = line_count_task(20, seed=11)
+    guessed = two_objectives.predict(texts)
+    wanted = [len(t) for t in texts]
+    best = int(np.argmax([spearmanr(guessed[:, j], wanted).statistic for j in range(2)]))
+    try:
+        readout = two_objectives.fit_readout(texts, wanted, "nearest", nearest=True)
+        assert readout.inputs == [best] and readout.weights.shape == (1,)
+    finally:
+        two_objectives.readouts_, two_objectives.objectives_ = [], ["lines", "chars"]

@@ -37,7 +37,7 @@ from coderlm.model.transfer import check_same_number_tokens, transfer_sources
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
 from coderlm.options import OptionError
-from coderlm.readout import Readout, fit_readout
+from coderlm.readout import Readout, fit_readout, nearest_input
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
@@ -274,12 +274,19 @@ class RegressionLM:
         return np.concatenate([values, *(r.apply(values)[..., None] for r in readouts)], axis=-1)
 
     def fit_readout(
-        self, texts: Sequence[str], targets, objective: str, inputs: Sequence[str] | None = None, seed: int | None = 0
+        self,
+        texts: Sequence[str],
+        targets,
+        objective: str,
+        inputs: Sequence[str] | None = None,
+        seed: int | None = 0,
+        nearest: bool = False,
     ) -> Readout:
         """Add ``objective`` as a readout (``coderlm.readout``): a ridge regression, fitted on these measured
         ``texts`` and ``targets`` (n floats), over the model's predictions of its objectives ``inputs``
-        (default: all it decodes). No weight changes; ``predict`` and ``sample`` then write it last. An
-        earlier readout of that name is replaced; a calibration is dropped (it does not cover the new one)."""
+        (default: all it decodes); ``nearest``: of the one input whose predictions rank the targets best (the
+        zero-shot choice, in the target's units). No weight changes; ``predict`` and ``sample`` then write it
+        last. An earlier readout of that name is replaced; a calibration is dropped (it does not cover it)."""
         self._check_fitted()
         decoded = self.objectives_[: self.codec_.num_objectives]
         names = list(decoded if inputs is None else inputs)
@@ -291,7 +298,10 @@ class RegressionLM:
         texts = check_texts(texts)
         values = check_targets(targets, len(texts), 1, ())[:, 0]
         predicted = point_estimate(self.codec_.decode(self.sample_tokens(texts, seed=seed)))
-        readout = fit_readout(objective, predicted, values, [decoded.index(n) for n in names])
+        columns = [decoded.index(n) for n in names]
+        if nearest:
+            columns = [nearest_input(predicted, values, columns)]
+        readout = fit_readout(objective, predicted, values, columns)
         self.readouts_ = [r for r in getattr(self, "readouts_", []) if r.name != objective] + [readout]
         self.objectives_ = decoded + [r.name for r in self.readouts_]
         if getattr(self, "calibration_", None) is not None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 from sklearn.linear_model import RidgeCV
 
 ALPHAS = (1.0, 10.0, 100.0, 1000.0)  # ridge penalties tried (inputs standardized), by leave-one-out error
@@ -93,3 +94,9 @@ def fit_readout(name: str, predicted: np.ndarray, targets: np.ndarray, inputs: S
     model = RidgeCV(alphas=ALPHAS).fit((x - mean) / scale, targets)
     weights = np.asarray(model.coef_, dtype=np.float64)
     return Readout(name, list(inputs), log, mean, scale, weights, float(model.intercept_), float(model.alpha_), len(x))
+
+
+def nearest_input(predicted: np.ndarray, targets: np.ndarray, inputs: Sequence[int]) -> int:
+    """The column of ``inputs`` whose values in ``predicted`` (n, k) rank ``targets`` (n,) best (Spearman)."""
+    scores = {j: spearmanr(predicted[:, j], targets).statistic for j in inputs}
+    return max(inputs, key=lambda j: scores[j] if np.isfinite(scores[j]) else -np.inf)

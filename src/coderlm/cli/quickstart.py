@@ -170,6 +170,14 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
             f"measured {measured[i]:.3f}"
         )
     say(f"report: {out / 'report' / 'report.md'}; model: {model_dir} (coderlm predict --model {model_dir} net.onnx)")
+    readout_rho = rows[0]["spearman"]
+    zero_shot = next((r for r in rows if r["method"].startswith("zero-shot")), None)
+    if zero_shot is not None and zero_shot["spearman"] > readout_rho:
+        say(
+            f"the nearest source device ranked these networks better than the readout ({zero_shot['spearman']:.3f} "
+            f"vs {readout_rho:.3f}); as a model: coderlm readout --model {config.model} --data {files['shots']} "
+            f"--out {out / 'model_nearest'} --inputs 'lat_ms_*' --nearest"
+        )
     summary = {
         "timings": {k: round(v, 1) for k, v in timings.items()},
         "methods": rows,

@@ -5,7 +5,8 @@ regression on the model's own predicted objectives (``--inputs``, default all; s
 such as ``lat_ms_*``) over the measured rows (``coderlm.readout``), and saves the model with these
 readouts into ``--out``: no training, a second or so per objective. Every command that takes
 ``--model`` then predicts the new objectives too, with samples and intervals like the others
-(``coderlm calibrate --model OUT --data more.jsonl`` to calibrate them).
+(``coderlm calibrate --model OUT --data more.jsonl`` to calibrate them). ``--nearest`` reads out of the
+single input that ranks the measured rows best instead: the zero-shot choice, as a model in your units.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="folder for the model with its readouts")
     p.add_argument("--objectives", type=csv_list, help="new objectives to read out (default: all the model lacks)")
     p.add_argument("--inputs", type=csv_list, help="model objectives to read from, names or patterns (default: all)")
+    p.add_argument(
+        "--nearest",
+        action="store_true",
+        help="read out of the one input that ranks the rows best (the zero-shot choice) instead of all of them",
+    )
     p.add_argument("--seed", type=int, default=0, help="sampling seed for the model's predictions (default 0)")
     p.set_defaults(run=run)
 
@@ -47,12 +53,16 @@ def run(args: argparse.Namespace) -> int:
         inputs = [name for name in decoded if any(fnmatch.fnmatchcase(name, p) for p in args.inputs)]
         if not inputs:
             raise ValueError(f"--inputs {','.join(args.inputs)} matches none of the model's objectives {decoded}")
-    summary = {"model": str(args.out), "inputs": inputs, "readouts": {}}
+    summary = {"model": str(args.out), "candidates": inputs, "readouts": {}}
     for name in wanted:
         arrays = dataset.to_arrays([name], "skip")
-        readout = rlm.fit_readout(arrays.texts, arrays.targets[:, 0], name, inputs=inputs, seed=args.seed)
-        top = sorted(zip(inputs, readout.weights, strict=True), key=lambda p: -abs(p[1]))[:3]
+        readout = rlm.fit_readout(
+            arrays.texts, arrays.targets[:, 0], name, inputs=inputs, seed=args.seed, nearest=args.nearest
+        )
+        used = [decoded[j] for j in readout.inputs]
+        top = sorted(zip(used, readout.weights, strict=True), key=lambda p: -abs(p[1]))[:3]
         summary["readouts"][name] = {
+            "inputs": used,
             "rows": readout.rows,
             "skipped": arrays.skipped,
             "log": readout.log,
