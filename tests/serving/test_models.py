@@ -6,9 +6,12 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from coderlm import RegressionLM
 from coderlm.cli import main
+from coderlm.data.toy import line_count_task
 from coderlm.serving.config import ServeConfig
 from coderlm.serving.models import ServedModel, model_specs
 
@@ -67,3 +70,15 @@ def test_the_command_names_the_flag_or_the_file_at_fault(tmp_path, capsys):
     assert "config.json is missing: not a saved coderlm model" in capsys.readouterr().err
     assert main(["serve", "--model", "x", "--queue-size", "2", "--max-inputs", "4"]) == 2
     assert "--queue-size must be >= max_inputs (4)" in capsys.readouterr().err
+
+
+def test_a_model_with_a_readout_is_served_with_it(model_dir, tmp_path):
+    rlm = RegressionLM.load(model_dir)
+    texts, _ = line_count_task(12, seed=3)
+    rlm.fit_readout(texts, [2.0 * len(t) for t in texts], "chars2")
+    served = ServedModel("m", rlm.save(tmp_path / "with_readout"), batch_size=8)
+    assert served.objectives == [*rlm.objectives_[:-1], "chars2"]
+    assert "chars2" in served.info()["objectives"]
+    samples = served.sample(texts[:3], 4, seed=0)
+    assert samples.shape == (3, 4, len(rlm.objectives_))
+    np.testing.assert_allclose(samples, rlm.sample(texts[:3], 4, seed=0))
