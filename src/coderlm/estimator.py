@@ -29,15 +29,15 @@ from coderlm.decoding.calibration import Calibration, calibrate
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import allowed_log_probs, sample_inputs
 from coderlm.devices import resolve_device
+from coderlm.estimator_files import init_estimator, read_estimator, write_estimator
 from coderlm.model.build import build_tokenizer, finetuned_network, new_network
 from coderlm.model.config import size_options
-from coderlm.model.files import CONFIG_FILE, TOKENIZER_FILE, SavedModel, read_model, save_tokenizer, write_model
+from coderlm.model.files import TOKENIZER_FILE, save_tokenizer
 from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
-from coderlm.model.transfer import check_same_number_tokens, transfer_sources
+from coderlm.model.transfer import check_same_number_tokens, init_context, transfer_sources
 from coderlm.numbers.codec import NumberCodec
-from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
-from coderlm.options import OptionError
-from coderlm.readout import Readout, fit_readout, nearest_input
+from coderlm.numbers.formats import P10, NumberFormat
+from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
@@ -150,9 +150,9 @@ class RegressionLM:
         if init is not None and not isinstance(init, RegressionLM) and is_encoder_folder(model_folder(init)):
             options = {"encoder": str(model_folder(init)), "train_encoder": True} | options  # a pretrained encoder
             init = None
-        base = self._init_model(init) if init is not None else None
-        if isinstance(context, str):
-            texts, targets, objectives, val_targets, context = self._init_context(
+        base = init_estimator(type(self), init) if init is not None else None
+        if isinstance(context, str):  # "init": the init model's own predictions, as context
+            targets, objectives, val_targets, context = init_context(
                 context, base, texts, targets, objectives, val_texts, val_targets
             )
         specials = self._specials(base, missing)
@@ -160,7 +160,7 @@ class RegressionLM:
         names, trained = objective_names(objectives, rows.num_objectives, context)
         sources, transfer = (None, {})
         if base is not None:
-            sources, transfer = transfer_sources(base.objectives_[: base.codec_.num_objectives], names, rows.values)
+            sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
@@ -225,26 +225,6 @@ class RegressionLM:
             return new_network(tokenizer, codec, options, self.max_input_len, seed)
         return finetuned_network(base.network_, codec, options, seed, sources)
 
-    @staticmethod
-    def _init_context(context: str, base: RegressionLM | None, texts, targets, objectives, val_texts, val_targets):
-        """``context="init"``: the init model's predictions of its objectives, prepended to the targets."""
-        if context != "init" or base is None:
-            raise OptionError("context", f"must be a list of objective names, or 'init' with init=; got {context!r}")
-        values = np.asarray(targets, dtype=float)
-        values = values[:, None] if values.ndim == 1 else values
-        names = list(objectives) if objectives is not None else [f"y{j}" for j in range(values.shape[1])]
-        decoded = base.objectives_[: base.codec_.num_objectives]  # a readout of the init model is not carried over
-        clash = sorted(set(names) & set(decoded))
-        if clash:
-            raise OptionError(
-                "context", f"'init' fills the init model's objectives {clash} from its predictions; name yours apart"
-            )
-        log.info("context='init': the init model predicts its objectives for %d texts", len(texts))
-        k = len(decoded)
-        joined = lambda t, v: np.hstack([base.predict(list(t))[:, :k], np.asarray(v, float).reshape(len(t), -1)])  # noqa: E731
-        val = joined(val_texts, val_targets) if val_texts is not None and val_targets is not None else val_targets
-        return texts, joined(texts, values), decoded + names, val, decoded
-
     def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained):
         """What validation minimizes (``val_metric``): the likelihood of the targets, or 1 - rank correlation."""
         if texts is None:
@@ -270,8 +250,7 @@ class RegressionLM:
         (``fit_readout``) come last, each computed from the same sample's decoded objectives."""
         ids = self.sample_tokens(texts, num_samples, temperature, seed)  # checks the model is fitted
         values = self.codec_.decode(ids)
-        readouts = getattr(self, "readouts_", [])
-        return np.concatenate([values, *(r.apply(values)[..., None] for r in readouts)], axis=-1)
+        return np.concatenate([values, *(r.apply(values)[..., None] for r in self.readouts_)], axis=-1)
 
     def fit_readout(
         self,
@@ -288,26 +267,7 @@ class RegressionLM:
         zero-shot choice, in the target's units). No weight changes; ``predict`` and ``sample`` then write it
         last. An earlier readout of that name is replaced; a calibration is dropped (it does not cover it)."""
         self._check_fitted()
-        decoded = self.objectives_[: self.codec_.num_objectives]
-        names = list(decoded if inputs is None else inputs)
-        unknown = [n for n in names if n not in decoded]
-        if unknown or not names:
-            raise OptionError("inputs", f"must name some of the objectives the model decodes {decoded}, got {names}")
-        if objective in decoded:
-            raise OptionError("objective", f"{objective!r} is decoded by the model already; name the readout apart")
-        texts = check_texts(texts)
-        values = check_targets(targets, len(texts), 1, ())[:, 0]
-        predicted = point_estimate(self.codec_.decode(self.sample_tokens(texts, seed=seed)))
-        columns = [decoded.index(n) for n in names]
-        if nearest:
-            columns = [nearest_input(predicted, values, columns)]
-        readout = fit_readout(objective, predicted, values, columns)
-        self.readouts_ = [r for r in getattr(self, "readouts_", []) if r.name != objective] + [readout]
-        self.objectives_ = decoded + [r.name for r in self.readouts_]
-        if getattr(self, "calibration_", None) is not None:
-            log.warning("the model's calibration does not cover readout %r: dropped; calibrate again", objective)
-            self.calibration_ = None
-        return readout
+        return add_readout(self, texts, targets, objective, inputs, seed, nearest)
 
     def sample_tokens(
         self,
@@ -383,66 +343,23 @@ class RegressionLM:
         return self._write_files(Path(path))
 
     def _write_files(self, path: Path) -> Path:
-        calibration = self.calibration_.to_dict() if getattr(self, "calibration_", None) else None
-        decoded = self.objectives_[: self.codec_.num_objectives]
-        readouts = [r.to_dict(decoded) for r in getattr(self, "readouts_", [])]
-        fitted = (self.network_, self.tokenizer_, self.codec_, self.fit_report_, calibration, readouts)
-        return write_model(path, type(self).__name__, SavedModel(self._params_dict(), decoded, *fitted))
+        return write_estimator(self, path)
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> RegressionLM:
         """Load a model written by ``save`` (or ``builtin:<name>``); errors name the missing or bad file."""
-        path = model_folder(path)
-        saved = read_model(path, cls.__name__, resolve_device(device))
-        params = saved.params | {"specials": tuple(saved.params.get("specials", ())), "device": device}
-        if params.get("number_format") is not None:
-            params["number_format"] = format_from_dict(params["number_format"])
-        try:
-            rlm = cls(**params)
-        except TypeError as exc:
-            raise ValueError(f"{path / CONFIG_FILE}: {exc}") from exc
-        rlm.network_, rlm.tokenizer_, rlm.codec_ = saved.network, saved.tokenizer, saved.codec
-        try:
-            rlm.readouts_ = [Readout.from_dict(spec, saved.objectives) for spec in saved.readouts]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path / CONFIG_FILE}: readouts: {exc}") from exc
-        rlm.objectives_ = saved.objectives + [r.name for r in rlm.readouts_]
-        rlm.fit_report_ = saved.fit_report
-        if saved.calibration is not None:
-            rlm.calibration_ = Calibration.from_dict(saved.calibration)
-        return rlm
+        return read_estimator(cls, path, device)
 
     model_ = property(lambda self: self.network_, doc="Older name of ``network_`` (``model`` holds its options).")
+    decoded_objectives_ = property(
+        lambda self: self.objectives_[: self.codec_.num_objectives],
+        doc="The objectives the network writes (``objectives_`` less the readouts, which follow them).",
+    )
 
     # ------------------------------------------------------------- helpers
-    @classmethod
-    def _init_model(cls, init: str | Path | RegressionLM) -> RegressionLM:
-        """The fitted model to fine-tune from: ``init`` itself, or loaded from its folder."""
-        if isinstance(init, RegressionLM):
-            init._check_fitted()
-            return init
-        if not isinstance(init, (str, Path)):
-            raise ValueError(f"init must be a saved model folder or a fitted RegressionLM, got {type(init).__name__}")
-        if not (model_folder(init) / CONFIG_FILE).is_file():
-            raise FileNotFoundError(
-                f"init={str(init)!r} holds no trained model ({CONFIG_FILE} is missing; "
-                "a run folder has one once its training has finished)"
-            )
-        return cls.load(init)
-
     def get_params(self) -> dict[str, Any]:
         """The constructor's arguments, as stored (scikit-learn's convention)."""
         return {name: getattr(self, name) for name in _constructor_params(type(self))}
-
-    def _params_dict(self) -> dict[str, Any]:
-        """``get_params`` as JSON, without the device (chosen again on load)."""
-        params = self.get_params()
-        del params["device"]
-        number_format = params["number_format"]
-        return params | {
-            "number_format": number_format.to_dict() if number_format is not None else None,
-            "specials": list(params["specials"]),
-        }
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "network_"):

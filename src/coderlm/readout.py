@@ -14,12 +14,19 @@ meta-learns a device embedding for the same purpose; here the embedding is the m
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
 from sklearn.linear_model import RidgeCV
+
+from coderlm.data.checks import check_targets, check_texts
+from coderlm.decoding.estimates import point_estimate
+from coderlm.options import OptionError
+
+log = logging.getLogger("coderlm")
 
 ALPHAS = (1.0, 10.0, 100.0, 1000.0)  # ridge penalties tried (inputs standardized), by leave-one-out error
 
@@ -100,3 +107,33 @@ def nearest_input(predicted: np.ndarray, targets: np.ndarray, inputs: Sequence[i
     """The column of ``inputs`` whose values in ``predicted`` (n, k) rank ``targets`` (n,) best (Spearman)."""
     scores = {j: spearmanr(predicted[:, j], targets).statistic for j in inputs}
     return max(inputs, key=lambda j: scores[j] if np.isfinite(scores[j]) else -np.inf)
+
+
+def readout_columns(decoded: Sequence[str], objective: str, inputs: Sequence[str] | None) -> list[int]:
+    """The columns of ``decoded`` (a model's decoded objectives) that readout ``objective`` reads: ``inputs``
+    (default all); errors name the option."""
+    names = list(decoded if inputs is None else inputs)
+    if not names or any(n not in decoded for n in names):
+        raise OptionError("inputs", f"must name some of the objectives the model decodes {list(decoded)}, got {names}")
+    if objective in decoded:
+        raise OptionError("objective", f"{objective!r} is decoded by the model already; name the readout apart")
+    return [list(decoded).index(n) for n in names]
+
+
+def add_readout(rlm, texts, targets, objective: str, inputs, seed, nearest: bool) -> Readout:
+    """``RegressionLM.fit_readout``: fit the readout on ``rlm``'s predictions for ``texts`` and add it to
+    ``rlm`` (its ``readouts_`` and ``objectives_``; a calibration is dropped, it does not cover the new one)."""
+    decoded = rlm.decoded_objectives_
+    columns = readout_columns(decoded, objective, inputs)  # checks the names before any sampling
+    texts = check_texts(texts)
+    values = check_targets(targets, len(texts), 1, ())[:, 0]
+    predicted = point_estimate(rlm.codec_.decode(rlm.sample_tokens(texts, seed=seed)))
+    if nearest:
+        columns = [nearest_input(predicted, values, columns)]
+    readout = fit_readout(objective, predicted, values, columns)
+    rlm.readouts_ = [r for r in rlm.readouts_ if r.name != objective] + [readout]
+    rlm.objectives_ = decoded + [r.name for r in rlm.readouts_]
+    if getattr(rlm, "calibration_", None) is not None:
+        log.warning("the model's calibration does not cover readout %r: dropped; calibrate again", objective)
+        rlm.calibration_ = None
+    return readout

@@ -25,6 +25,7 @@ train a new RLM on them, evaluate it beside baselines (``quickstart_scratch.py``
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import json
 import time
@@ -102,19 +103,17 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     say(f"[2/5] read this CPU's latency out of {config.model}'s predicted latencies on its source devices")
     start = time.perf_counter()
     model_dir = out / "model"
-    rlm = RegressionLM.load(config.model, device=config.device)
-    rlm.num_samples = config.num_samples
+    texts = lambda part: [by_cell[c].text for c in parts[part]]  # noqa: E731
+    values = lambda part: np.array([by_cell[c].targets[OBJECTIVE] for c in parts[part]])  # noqa: E731
+    rlm = copy.copy(shipped)  # the same network; the readout is the copy's alone
     sources = [name for name in rlm.objectives_ if name.startswith("lat_ms_")] or None  # None: every objective
-    readout = rlm.fit_readout(texts_of(by_cell, parts["shots"]), values_of(by_cell, parts["shots"]), OBJECTIVE,
-                              inputs=sources, seed=config.seed)  # fmt: skip
+    readout = rlm.fit_readout(texts("shots"), values("shots"), OBJECTIVE, inputs=sources, seed=config.seed)
     heaviest = sorted(zip(readout.inputs, readout.weights, strict=True), key=lambda p: -abs(p[1]))[:3]
     say("      ridge on " + ", ".join(f"{rlm.objectives_[j][7:]} {w:+.2f}" for j, w in heaviest) + ", ...")
     timings["readout_s"] = time.perf_counter() - start
     column = rlm.objectives_.index(OBJECTIVE)
 
     say(f"[3/5] calibrate its intervals on {config.calibration} more (split conformal)")
-    texts = lambda part: texts_of(by_cell, parts[part])  # noqa: E731
-    values = lambda part: values_of(by_cell, parts[part])  # noqa: E731
     known = np.full((config.calibration, len(rlm.objectives_)), np.nan)  # the source devices: not measured here
     known[:, column] = values("calibration")
     calibration = rlm.calibrate(texts("calibration"), known, seed=config.seed)
@@ -187,14 +186,6 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     }
     (out / "quickstart.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
-
-
-def texts_of(by_cell: dict, cells: list[str]) -> list[str]:
-    return [by_cell[c].text for c in cells]
-
-
-def values_of(by_cell: dict, cells: list[str]) -> np.ndarray:
-    return np.array([by_cell[c].targets[OBJECTIVE] for c in cells])
 
 
 def finetuned(config: QuickstartConfig, shots: Path, run: Path, test: list[str], timings: dict) -> np.ndarray:

@@ -44,7 +44,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     rlm = RegressionLM.load(args.model)
     dataset = read_dataset(args.data)
-    decoded = rlm.objectives_[: rlm.codec_.num_objectives]
+    decoded = rlm.decoded_objectives_
     wanted = args.objectives or [name for name in dataset.target_names() if name not in decoded]
     if not wanted:
         raise DatasetError(args.data, f"has no objective the model lacks (it writes {decoded}); nothing to read out")

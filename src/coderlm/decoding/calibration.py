@@ -65,7 +65,7 @@ class Calibration:
         raw = central_interval(samples, level)
         out = np.empty_like(raw)
         for j, log in enumerate(self.log):
-            if not len(self.scores.get(level, [[0]] * len(self.log))[j]):  # no value to calibrate on: raw
+            if level in self.scores and not len(self.scores[level][j]):  # no value to calibrate on: raw
                 out[:, j] = raw[:, j]
                 continue
             q = self.correction(level, j)

@@ -11,6 +11,7 @@ write a number.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +20,9 @@ from scipy.stats import spearmanr
 
 from coderlm.model.config import ModelConfig
 from coderlm.numbers.codec import NumberCodec
+from coderlm.options import OptionError
+
+log = logging.getLogger("coderlm")
 
 POSITIONS_KEY = "decoder.pos_emb.weight"
 # Model options that may differ from the source model: they do not change any weight's shape or meaning.
@@ -119,3 +123,27 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
     if both.sum() < 3 or np.ptp(a[both]) == 0 or np.ptp(b[both]) == 0:
         return None
     return float(spearmanr(a[both], b[both]).statistic)
+
+
+def init_context(
+    context: str, base, texts, targets, objectives, val_texts, val_targets
+) -> tuple[np.ndarray, list[str], np.ndarray | None, list[str]]:
+    """``fit(context="init")``: the init estimator ``base``'s predictions of the objectives it decodes,
+    prepended to the targets and to the validation targets. Returns targets, objective names, validation
+    targets and the context objectives; the new objectives must be named apart from the init model's."""
+    if context != "init" or base is None:
+        raise OptionError("context", f"must be objective names, or 'init' with init=; got {context!r}")
+    decoded = base.decoded_objectives_
+    values = np.asarray(targets, dtype=float)
+    values = values[:, None] if values.ndim == 1 else values
+    names = list(objectives) if objectives is not None else [f"y{j}" for j in range(values.shape[1])]
+    clash = sorted(set(names) & set(decoded))
+    if clash:
+        raise OptionError(
+            "context", f"'init' fills the init model's objectives {clash} from its predictions; name yours apart"
+        )
+    log.info("context='init': the init model predicts its objectives for %d texts", len(texts))
+    predict = lambda t: base.predict(list(t))[:, : len(decoded)]  # noqa: E731
+    joined = lambda t, v: np.hstack([predict(t), np.asarray(v, float).reshape(len(t), -1)])  # noqa: E731
+    val = joined(val_texts, val_targets) if val_texts is not None and val_targets is not None else val_targets
+    return joined(texts, values), decoded + names, val, decoded
