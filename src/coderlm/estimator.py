@@ -41,7 +41,7 @@ from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
-from coderlm.training.objective import LossOf
+from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
 from coderlm.training.validation import likelihood_validation, ranking_validation
@@ -164,7 +164,7 @@ class RegressionLM:
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = _run_dir(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
-        target_tokens = encode_targets(codec, rows.values, missing, trained)
+        target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
@@ -179,7 +179,8 @@ class RegressionLM:
         make_tensors = TensorMaker(self.network_, config, run_dir, self._input_len(), device, self.fit_report_)
         val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors, trained)
         sampler = BatchSampler.for_config(len(rows.texts), config, rows.tasks, tokens.mask.sum(1))
-        objective, data = LossOf(self.network_), make_tensors(tokens, target_tokens)
+        groups = [[codec.vocab.index(t) for t in group] for group in codec.format.ordinal_groups()]
+        objective, data = NumberLoss(self.network_, groups, config.ordinal_loss), make_tensors(tokens, target_tokens)
         trainer = Trainer(objective, config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device)
         result = trainer.run(resume=resume)
         self.network_.eval()
@@ -236,7 +237,8 @@ class RegressionLM:
             samples = lambda: self.codec_.decode(self._sample_ids(tokens, config.val_samples, None, 0))  # noqa: E731
             return ranking_validation(samples, val.values, val.tasks)
         tokens = self.tokenizer_.encode(val.texts, self._input_len())
-        return likelihood_validation(make_tensors(tokens, encode_targets(self.codec_, val.values, missing, trained)))
+        targets = encode_targets(self.codec_, val.values, missing, trained, config.digit_decay)
+        return likelihood_validation(make_tensors(tokens, targets))
 
     # ------------------------------------------------------------- predict
     def sample(

@@ -25,6 +25,24 @@ def test_point_estimates(samples):
         point_estimate(samples, "mode")
 
 
+def test_trimmed_mean_is_scipys_interquartile_mean_without_nan(samples):
+    from scipy.stats import trim_mean
+
+    trimmed = point_estimate(samples, "trimmed")
+    np.testing.assert_allclose(trimmed[0], trim_mean(samples[0], 0.25, axis=0))
+    np.testing.assert_allclose(trimmed[2, 0], trim_mean(samples[2, 10:, 0], 0.25))
+    assert np.isnan(trimmed[3, 0])
+
+
+def test_trimmed_mean_ignores_wrong_exponents_and_breaks_median_ties():
+    a = np.array([12.0] * 40 + [13.0] * 20 + [1e4] * 4)  # four samples a thousand times too large
+    b = np.array([12.0] * 60 + [13.0] * 4)
+    samples = np.stack([a, b])[:, :, None]
+    assert point_estimate(samples, "median")[0, 0] == point_estimate(samples, "median")[1, 0] == 12.0  # a tie
+    trimmed = point_estimate(samples, "trimmed")[:, 0]
+    assert 12.0 < trimmed[0] < 13.0 and trimmed[1] == 12.0  # a's samples lean higher; the 1e4s are cut
+
+
 def test_quantiles_and_intervals(samples):
     q = quantiles(samples, np.array([0.05, 0.5, 0.95]))
     assert q.shape == (4, 2, 3)

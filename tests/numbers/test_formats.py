@@ -329,3 +329,9 @@ def test_format_from_dict_validates_values() -> None:
         format_from_dict({"kind": "p10", "digits": 0})
     with pytest.raises(ValueError):
         format_from_dict({"kind": "ieee", "exponent_digits": 0})
+
+
+def test_significance_weighs_mantissa_digits_after_the_first() -> None:
+    np.testing.assert_allclose(P10(digits=4).significance(0.5), [1, 1, 1, 0.5, 0.25, 0.125])  # sign, E, d1..d4
+    np.testing.assert_allclose(IEEE(exponent_digits=1, mantissa_digits=3).significance(0.1), [1, 1, 1, 1, 0.1, 0.01])
+    np.testing.assert_allclose(P10().significance(1.0), np.ones(P10().length))

@@ -306,6 +306,8 @@ def test_sampler_temperature_flattens_task_mix():
         ({"precision": "fp8"}, "precision must be one of"),
         ({"ema_decay": 1.0}, "ema_decay must be in"),
         ({"average_best": 0}, "average_best must be a positive integer"),
+        ({"digit_decay": 0.0}, "digit_decay must be in"),
+        ({"digit_decay": 1.5}, "digit_decay must be in"),
     ],
 )
 def test_config_errors_name_the_option(options, message):

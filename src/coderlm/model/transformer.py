@@ -280,10 +280,15 @@ class EncoderDecoder(nn.Module):
         """
         logits = self(ids, mask, targets, states)
         nll = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none")
-        if weights is None:
-            return nll.mean()
-        weights = weights.flatten().to(nll.dtype)
-        return (nll * weights).sum() / weights.sum().clamp(min=1.0)
+        return weighted_mean(nll.view_as(targets), weights)
+
+
+def weighted_mean(per_token: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """Mean of per-token losses (B, L); with ``weights`` (B, L), their weighted mean (0 = not learned)."""
+    if weights is None:
+        return per_token.mean()
+    weights = weights.to(per_token.dtype)
+    return (per_token * weights).sum() / weights.sum().clamp(min=1.0)
 
 
 def init_weights(module: nn.Module) -> None:

@@ -109,6 +109,23 @@ class NumberFormat(abc.ABC):
     def to_dict(self) -> dict:
         """JSON-ready description, inverse of ``format_from_dict``."""
 
+    @property
+    @abc.abstractmethod
+    def mantissa_length(self) -> int:
+        """Mantissa digits: the format's last tokens, most significant first."""
+
+    def ordinal_groups(self) -> tuple[tuple[str, ...], ...]:
+        """Token sets whose order is numeric order (digits 0..9; P10's exponents, lowest first): within one,
+        a wrong token is nearer or farther from the right one (the training option ``ordinal_loss``)."""
+        return (DIGITS,)
+
+    def significance(self, decay: float) -> np.ndarray:
+        """A weight per token: 1 for the sign and exponent tokens and the first mantissa digit, then
+        ``decay**k`` for the k-th digit after it (the training option ``digit_decay``)."""
+        weights = np.ones(self.length)
+        weights[self.length - self.mantissa_length :] = decay ** np.arange(self.mantissa_length, dtype=np.float64)
+        return weights
+
     def token_ids(self, tokens: Sequence[str]) -> list[int]:
         index = {t: i for i, t in enumerate(self.tokens)}
         return [index[t] for t in tokens]
@@ -154,6 +171,13 @@ class P10(NumberFormat):
     @property
     def length(self) -> int:  # type: ignore[override]
         return 2 + self.digits
+
+    @property
+    def mantissa_length(self) -> int:
+        return self.digits
+
+    def ordinal_groups(self) -> tuple[tuple[str, ...], ...]:
+        return (DIGITS, tuple(f"<E{e}>" for e in self.exponents))
 
     @property
     def max_abs(self) -> float:
@@ -243,6 +267,10 @@ class IEEE(NumberFormat):
     @property
     def length(self) -> int:  # type: ignore[override]
         return 2 + self.exponent_digits + self.mantissa_digits
+
+    @property
+    def mantissa_length(self) -> int:
+        return self.mantissa_digits
 
     @property
     def max_exponent(self) -> int:

@@ -100,10 +100,15 @@ class TargetTokens:
 
 
 def encode_targets(
-    codec: NumberCodec, values: np.ndarray, missing: str, trained: Sequence[bool] | None = None
+    codec: NumberCodec,
+    values: np.ndarray,
+    missing: str,
+    trained: Sequence[bool] | None = None,
+    digit_decay: float = 1.0,
 ) -> TargetTokens:
     """Spell ``values`` (n, k); with ``missing="mask"``, NaN targets get zero weight, and so do objectives
-    whose ``trained`` flag is False (context: teacher-forced, not learned)."""
+    whose ``trained`` flag is False (context: teacher-forced, not learned). ``digit_decay`` < 1 weighs
+    mantissa digits less the further they are from the first (``NumberFormat.significance``)."""
     present = ~np.isnan(values) if missing == "mask" else np.ones(values.shape, bool)
     if missing == "mask" and not present.any(axis=0).all():
         empty = [j for j in range(values.shape[1]) if not present[:, j].any()]
@@ -117,7 +122,8 @@ def encode_targets(
             encoded.underflow,
         )
     learned = present & (np.asarray(trained, bool)[None, :] if trained is not None else True)
-    weights = np.repeat(learned, codec.length, axis=1).astype(np.float32)
+    significance = np.tile(codec.format.significance(digit_decay), values.shape[1])
+    weights = (np.repeat(learned, codec.length, axis=1) * significance).astype(np.float32)
     return TargetTokens(encoded.ids, weights, encoded.overflow, encoded.underflow)
 
 

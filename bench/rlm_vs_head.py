@@ -1,0 +1,171 @@
+"""The RLM against its own ablation: the same encoder with a regression head, same data, same steps.
+
+NAS-Bench-201 cell strings (short texts: fast), the five objectives of ``bench/nasbench201.py``, its
+split (the last 1,000 networks of a seeded permutation are the test set), and training sets of
+several sizes cut from the front of its 2,000 training networks (a tenth, at least 20, validates the
+RLM's weight selection; the regression head, which has none, trains on those too). Each RLM variant
+is a list of options changed from the defaults, e.g.
+
+    python bench/rlm_vs_head.py --train 200,1800 --seeds 0,1 \\
+        --variants "default;digit_decay=0.3;digits=2" --json out/rlm_vs_head.json
+
+Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
+(``dropout``, ``encoder_layers``, ...), and ``digits`` (mantissa digits of the P10 number format).
+Spearman on the 1,000 test networks of two point estimates of the same 64 samples per network (the
+median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method, variant, point,
+training size, seed), and a mean-over-seeds table with the spread. ``--summarize OLD.json ...`` prints
+the tables of earlier runs together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from coderlm import RegressionLM
+from coderlm.decoding import point_estimate
+from coderlm.evaluation import markdown_table
+from coderlm.evaluation.baselines import make_baseline
+from coderlm.model.config import ModelConfig
+from coderlm.numbers import P10
+from coderlm.training.config import TrainConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from nasbench201 import DATA, OBJECTIVES, SHORT, load
+
+
+def parse_variant(spec: str) -> dict:
+    """``"default"`` or ``key=value+key=value`` -> options by key (values read as JSON where they parse)."""
+    if spec == "default":
+        return {}
+    options = {}
+    for part in spec.split("+"):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise SystemExit(f"--variants: {part!r} is not key=value")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    known = {"digits"} | {f for f in TrainConfig.__dataclass_fields__} | {f for f in ModelConfig.__dataclass_fields__}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise SystemExit(f"--variants: unknown option(s) {unknown} in {spec!r}")
+    return options
+
+
+def parts(n_total: int, train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train, validation and test indices: ``bench/nasbench201.py``'s permutation, cut at ``train``."""
+    order = np.random.default_rng(0).permutation(n_total)
+    val = max(train // 10, 20)
+    return order[: train - val], order[train - val : train], order[-1000:]
+
+
+def spearman(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:
+    return {SHORT[o]: float(spearmanr(predicted[:, j], measured[:, j]).statistic) for j, o in enumerate(OBJECTIVES)}
+
+
+def run_rlm(args, options: dict, texts, targets, split, seed: int) -> dict[str, dict]:
+    tr, va, te = split
+    training_keys = set(TrainConfig.__dataclass_fields__)
+    model = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}
+    model |= {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
+    training = {
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "eval_every": max(args.steps // 10, 1),
+        "progress": False,
+        "seed": seed,
+    } | {k: v for k, v in options.items() if k in training_keys}
+    number_format = P10(digits=options["digits"]) if "digits" in options else None
+    rlm = RegressionLM(number_format, vocab_size=512, max_input_len=64, model=model, training=training, batch_size=64)
+    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
+    rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, val_texts=pick(va), val_targets=targets[va])
+    samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
+    best = {"best_step": rlm.fit_report_.get("best_step")}
+    return {point: spearman(point_estimate(samples, point), targets[te]) | best for point in ("median", "trimmed")}
+
+
+def run_head(args, texts, targets, split, seed: int) -> dict[str, float]:
+    tr, va, te = split
+    seen = np.concatenate([tr, va])
+    model = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}
+    training = {"steps": args.steps, "batch_size": args.batch_size, "progress": False, "seed": seed}
+    head = make_baseline("regression_head_norm", vocab_size=512, max_input_len=64, model=model, training=training)
+    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
+    head.fit(pick(seen), targets[seen])
+    return spearman(head.predict(pick(te)), targets[te])
+
+
+def summary(rows: list[dict]) -> list[dict]:
+    """Mean and spread (std over seeds) per (method, variant, train)."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["method"], row["variant"], row.get("point", "median"), row["train"]), []).append(row)
+    out = []
+    for (method, variant, point, train), group in groups.items():
+        entry = {"method": method, "variant": variant, "point": point, "train": train, "seeds": len(group)}
+        for name in SHORT.values():
+            values = [g[name] for g in group]
+            entry[name] = f"{np.mean(values):.3f} ± {np.std(values):.3f}"
+        out.append(entry)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DATA, help="nasbench201.csv")
+    parser.add_argument("--train", default="200,1800", help="training-set sizes (validation included)")
+    parser.add_argument("--seeds", default="0,1", help="training seeds")
+    parser.add_argument("--variants", default="default", help="';'-separated RLM variants (see above)")
+    parser.add_argument("--head", action=argparse.BooleanOptionalAction, default=True, help="the regression head")
+    parser.add_argument("--steps", type=int, default=1500, help="training steps of every model")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--samples", type=int, default=64, help="samples per test input")
+    parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
+    parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
+    args = parser.parse_args()
+    if args.summarize:
+        print_tables([row for path in args.summarize for row in json.loads(path.read_text())["results"]])
+        return
+    if not args.data.is_file():
+        raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv)")
+    variants = {spec: parse_variant(spec) for spec in args.variants.split(";") if spec}
+    texts, targets = load(args.data)
+    rows = []
+    for train in [int(n) for n in args.train.split(",")]:
+        split = parts(len(texts), train)
+        for seed in [int(s) for s in args.seeds.split(",")]:
+            jobs = [("rlm", spec) for spec in variants] + ([("regression_head_norm", "")] if args.head else [])
+            for method, spec in jobs:
+                start = time.perf_counter()
+                if method == "rlm":
+                    by_point = run_rlm(args, variants[spec], texts, targets, split, seed)
+                else:
+                    by_point = {"": run_head(args, texts, targets, split, seed)}
+                seconds = {"train_s": round(time.perf_counter() - start, 1)}
+                for point, scores in by_point.items():
+                    row = {"method": method, "variant": spec, "point": point, "train": train, "seed": seed}
+                    rows.append(row | {"steps": args.steps} | scores | seconds)
+                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+                if args.json:  # after every row: a long run keeps what it measured
+                    args.json.parent.mkdir(parents=True, exist_ok=True)
+                    args.json.write_text(json.dumps({"results": rows}, indent=1))
+    print_tables(rows)
+
+
+def print_tables(rows: list[dict]) -> None:
+    columns = ["method", "variant", "point", "train", "seed", *SHORT.values(), "best_step", "train_s"]
+    print(markdown_table(rows, columns))
+    print()
+    print(markdown_table(summary(rows), ["method", "variant", "point", "train", "seeds", *SHORT.values()]))
+
+
+if __name__ == "__main__":
+    main()
