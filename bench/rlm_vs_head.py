@@ -11,7 +11,14 @@ is a list of options changed from the defaults, e.g.
 
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
 (``dropout``, ``encoder_layers``, ...), and ``digits`` (mantissa digits of the P10 number format).
-Spearman on the 1,000 test networks of two point estimates of the same 64 samples per network (the
+With ``--data`` a collected ONNX-text dataset (``coderlm collect nas``) the texts are ONNX graphs,
+read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,024, 640 tokens,
+batches of 16 by length, ranking validation), test rows ``--test``:
+
+    coderlm collect nas --count 600 --cells-per-stage 1 --labels flops,latency_cpu --out out/qs600
+    python bench/rlm_vs_head.py --data out/qs600/nb201.jsonl --train 140 --steps 600 --seeds 0,1,2
+
+Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples per network (the
 median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method, variant, point,
 training size, seed), and a mean-over-seeds table with the spread. ``--summarize OLD.json ...`` prints
 the tables of earlier runs together.
@@ -20,6 +27,7 @@ the tables of earlier runs together.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -29,6 +37,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from coderlm import RegressionLM
+from coderlm.data import read_dataset
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.evaluation.baselines import make_baseline
@@ -60,58 +69,97 @@ def parse_variant(spec: str) -> dict:
     return options
 
 
-def parts(n_total: int, train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Train, validation and test indices: ``bench/nasbench201.py``'s permutation, cut at ``train``."""
-    order = np.random.default_rng(0).permutation(n_total)
-    val = max(train // 10, 20)
-    return order[: train - val], order[train - val : train], order[-1000:]
+@dataclasses.dataclass
+class Task:
+    """Texts and targets, how they are read and trained, and the fixed test rows."""
+
+    texts: list[str]
+    targets: np.ndarray
+    objectives: list[str]
+    short: dict[str, str]  # column name per objective
+    text: dict  # tokenizer options (the same for the RLM and the head)
+    training: dict  # the RLM recipe's training options (the head gets the same steps and batch)
+    test: int  # test rows: the last of the permutation
+
+    def parts(self, train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Train, validation and test indices: a seed-0 permutation, cut at ``train``."""
+        order = np.random.default_rng(0).permutation(len(self.texts))
+        if train > len(order) - self.test:
+            raise SystemExit(f"--train {train}: only {len(order) - self.test} rows outside the test set")
+        val = max(train // 10, 20)
+        return order[: train - val], order[train - val : train], order[-self.test :]
+
+    def spearman(self, predicted: np.ndarray, rows: np.ndarray) -> dict[str, float]:
+        measured = self.targets[rows]
+        return {
+            self.short[o]: float(spearmanr(predicted[:, j], measured[:, j]).statistic)
+            for j, o in enumerate(self.objectives)
+        }
 
 
-def spearman(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:
-    return {SHORT[o]: float(spearmanr(predicted[:, j], measured[:, j]).statistic) for j, o in enumerate(OBJECTIVES)}
+def cell_task(path: Path, args) -> Task:
+    """NAS-Bench-201 cell strings, ``bench/nasbench201.py``'s objectives, split and recipe."""
+    texts, targets = load(path)
+    training = {"batch_size": args.batch_size or 32, "eval_every": max(args.steps // 10, 1)}
+    return Task(texts, targets, OBJECTIVES, SHORT, {"vocab_size": 512, "max_input_len": 64}, training, 1000)
 
 
-def run_rlm(args, options: dict, texts, targets, split, seed: int) -> dict[str, dict]:
+def onnx_task(path: Path, args) -> Task:
+    """A collected ONNX-text dataset (``coderlm collect nas``), read and trained as ``coderlm quickstart
+    --from-scratch`` does; objectives: ``--objectives`` or every target of its first row."""
+    rows = read_dataset(path)
+    objectives = args.objectives.split(",") if args.objectives else list(rows[0].targets)
+    missing = [o for o in objectives if any(o not in r.targets for r in rows)]
+    if missing:
+        raise SystemExit(f"{path}: objective(s) {missing} missing in some rows")
+    targets = np.array([[r.targets[o] for o in objectives] for r in rows])
+    text = {"vocab_size": 1024, "pretokenize": "lines", "max_input_len": 640}
+    training = {
+        "batch_size": args.batch_size or 16,
+        "bucket_by_length": True,
+        "val_metric": "spearman",
+        "eval_every": max(args.steps // 8, 1),
+    }
+    return Task([r.text for r in rows], targets, objectives, {o: o for o in objectives}, text, training, args.test)
+
+
+def run_rlm(args, task: Task, options: dict, split, seed: int) -> dict[str, dict]:
     tr, va, te = split
     training_keys = set(TrainConfig.__dataclass_fields__)
     model = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}
     model |= {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
-    training = {
-        "steps": args.steps,
-        "batch_size": args.batch_size,
-        "eval_every": max(args.steps // 10, 1),
-        "progress": False,
-        "seed": seed,
-    } | {k: v for k, v in options.items() if k in training_keys}
+    training = task.training | {"steps": args.steps, "progress": False, "seed": seed}
+    training |= {k: v for k, v in options.items() if k in training_keys}
     number_format = P10(digits=options["digits"]) if "digits" in options else None
-    rlm = RegressionLM(number_format, vocab_size=512, max_input_len=64, model=model, training=training, batch_size=64)
-    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
-    rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, val_texts=pick(va), val_targets=targets[va])
+    rlm = RegressionLM(number_format, **task.text, model=model, training=training, batch_size=64)
+    pick = lambda idx: [task.texts[i] for i in idx]  # noqa: E731
+    y = task.targets
+    rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va])
     samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
     best = {"best_step": rlm.fit_report_.get("best_step")}
-    return {point: spearman(point_estimate(samples, point), targets[te]) | best for point in ("median", "trimmed")}
+    return {point: task.spearman(point_estimate(samples, point), te) | best for point in ("median", "trimmed")}
 
 
-def run_head(args, texts, targets, split, seed: int) -> dict[str, float]:
+def run_head(args, task: Task, split, seed: int) -> dict[str, float]:
     tr, va, te = split
     seen = np.concatenate([tr, va])
     model = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}
-    training = {"steps": args.steps, "batch_size": args.batch_size, "progress": False, "seed": seed}
-    head = make_baseline("regression_head_norm", vocab_size=512, max_input_len=64, model=model, training=training)
-    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
-    head.fit(pick(seen), targets[seen])
-    return spearman(head.predict(pick(te)), targets[te])
+    training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
+    head = make_baseline("regression_head_norm", **task.text, model=model, training=training)
+    pick = lambda idx: [task.texts[i] for i in idx]  # noqa: E731
+    head.fit(pick(seen), task.targets[seen])
+    return task.spearman(head.predict(pick(te)), te)
 
 
-def summary(rows: list[dict]) -> list[dict]:
-    """Mean and spread (std over seeds) per (method, variant, train)."""
+def summary(rows: list[dict], columns: list[str]) -> list[dict]:
+    """Mean and spread (std over seeds) per (method, variant, point, train)."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault((row["method"], row["variant"], row.get("point", "median"), row["train"]), []).append(row)
     out = []
     for (method, variant, point, train), group in groups.items():
         entry = {"method": method, "variant": variant, "point": point, "train": train, "seeds": len(group)}
-        for name in SHORT.values():
+        for name in columns:
             values = [g[name] for g in group]
             entry[name] = f"{np.mean(values):.3f} ± {np.std(values):.3f}"
         out.append(entry)
@@ -120,13 +168,15 @@ def summary(rows: list[dict]) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DATA, help="nasbench201.csv")
+    parser.add_argument("--data", type=Path, default=DATA, help="nasbench201.csv, or a collected ONNX dataset")
+    parser.add_argument("--objectives", default="", help="with a .jsonl dataset: comma-separated (default: all)")
+    parser.add_argument("--test", type=int, default=200, help="with a .jsonl dataset: test rows")
     parser.add_argument("--train", default="200,1800", help="training-set sizes (validation included)")
     parser.add_argument("--seeds", default="0,1", help="training seeds")
     parser.add_argument("--variants", default="default", help="';'-separated RLM variants (see above)")
     parser.add_argument("--head", action=argparse.BooleanOptionalAction, default=True, help="the regression head")
     parser.add_argument("--steps", type=int, default=1500, help="training steps of every model")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=0, help="default: 32 (cell strings), 16 (ONNX)")
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
@@ -135,24 +185,24 @@ def main() -> None:
         print_tables([row for path in args.summarize for row in json.loads(path.read_text())["results"]])
         return
     if not args.data.is_file():
-        raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv)")
+        raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv or a .jsonl dataset)")
     variants = {spec: parse_variant(spec) for spec in args.variants.split(";") if spec}
-    texts, targets = load(args.data)
+    task = onnx_task(args.data, args) if args.data.suffix == ".jsonl" else cell_task(args.data, args)
     rows = []
     for train in [int(n) for n in args.train.split(",")]:
-        split = parts(len(texts), train)
+        split = task.parts(train)
         for seed in [int(s) for s in args.seeds.split(",")]:
             jobs = [("rlm", spec) for spec in variants] + ([("regression_head_norm", "")] if args.head else [])
             for method, spec in jobs:
                 start = time.perf_counter()
                 if method == "rlm":
-                    by_point = run_rlm(args, variants[spec], texts, targets, split, seed)
+                    by_point = run_rlm(args, task, variants[spec], split, seed)
                 else:
-                    by_point = {"": run_head(args, texts, targets, split, seed)}
+                    by_point = {"": run_head(args, task, split, seed)}
                 seconds = {"train_s": round(time.perf_counter() - start, 1)}
                 for point, scores in by_point.items():
                     row = {"method": method, "variant": spec, "point": point, "train": train, "seed": seed}
-                    rows.append(row | {"steps": args.steps} | scores | seconds)
+                    rows.append(row | {"data": args.data.name, "steps": args.steps} | scores | seconds)
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 if args.json:  # after every row: a long run keeps what it measured
                     args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -161,10 +211,11 @@ def main() -> None:
 
 
 def print_tables(rows: list[dict]) -> None:
-    columns = ["method", "variant", "point", "train", "seed", *SHORT.values(), "best_step", "train_s"]
-    print(markdown_table(rows, columns))
+    fixed = {"method", "variant", "point", "train", "seed", "data", "steps", "best_step", "train_s"}
+    scores = [key for key in dict.fromkeys(k for r in rows for k in r) if key not in fixed]
+    print(markdown_table(rows, ["method", "variant", "point", "train", "seed", *scores, "best_step", "train_s"]))
     print()
-    print(markdown_table(summary(rows), ["method", "variant", "point", "train", "seeds", *SHORT.values()]))
+    print(markdown_table(summary(rows, scores), ["method", "variant", "point", "train", "seeds", *scores]))
 
 
 if __name__ == "__main__":

@@ -293,7 +293,7 @@ class RegressionLM:
         return sample_inputs(self.network_, automaton, tokens, num_samples, temperature, generator, self.batch_size)
 
     def predict(self, texts: Sequence[str], point: str = "median", num_samples: int | None = None) -> np.ndarray:
-        """Point estimates (n, k): the median (default) or mean of the samples."""
+        """Point estimates (n, k): the median (default), mean or trimmed mean (interquartile) of the samples."""
         return point_estimate(self.sample(texts, num_samples), point)
 
     def predict_quantiles(self, texts: Sequence[str], q: Sequence[float]) -> np.ndarray:

@@ -146,3 +146,24 @@ def test_dropout_acts_on_attention_outputs_not_probabilities():
     assert not torch.equal(model.loss(ids, mask, targets), model.loss(ids, mask, targets))
     model.eval()
     assert torch.equal(model.loss(ids, mask, targets), model.loss(ids, mask, targets))
+
+
+def test_pooled_memory_reads_the_mean_of_the_unpadded_states(codec, inputs):
+    """With ``pooled_memory`` a padded row decodes as it does alone, and the cache still equals no cache."""
+    torch.manual_seed(0)
+    cfg = tiny_config(output_vocab_size=codec.vocab_size, output_length=codec.total_length, pooled_memory=True)
+    model = EncoderDecoder(cfg).eval()
+    ids, mask = inputs
+    targets = torch.from_numpy(codec.encode([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).ids)
+    full = model(ids, mask, targets)
+    alone = model(ids[1:2, :10], mask[1:2, :10], targets[1:2])
+    torch.testing.assert_close(full[1:2], alone, atol=1e-5, rtol=0)
+    memory = model.encode(ids, mask)
+    assert memory.mask.shape[-1] == ids.shape[1] + 1  # the pooled slot
+    steps = model.teacher_forced_inputs(targets)[:, None]
+    cache = model.decoder.new_cache(3, ids.device, torch.float32)
+    stepwise = torch.cat([model.decoder(steps[..., t : t + 1], memory, cache) for t in range(steps.shape[-1])], -2)
+    torch.testing.assert_close(stepwise[:, 0], full, atol=1e-5, rtol=0)
+    plain = EncoderDecoder(dataclasses.replace(cfg, pooled_memory=False)).eval()
+    plain.load_state_dict(model.state_dict())  # the same weights: the option adds none
+    assert not torch.allclose(plain(ids, mask, targets), full)

@@ -24,6 +24,7 @@ class ModelConfig:
     decoder_heads: int = 8  # decoder attention heads; must divide decoder_dim
     mlp_ratio: float = 4.0  # hidden width of each MLP as a multiple of the block width
     dropout: float = 0.0  # dropout on attention outputs and MLPs during training
+    pooled_memory: bool = False  # cross-attention also reads the mean of the encoder states (one more memory slot)
     positions: str = "learned"  # encoder positions: "learned" (absolute; they count tokens well) or "rope"
     pad_id: int = 0  # id of the input padding token
     encoder: str = "scratch"  # "scratch", "minilm" (extra 'encoders') or a local Hugging Face model folder

@@ -251,6 +251,10 @@ class EncoderDecoder(nn.Module):
     def encode(self, ids: torch.Tensor | None, mask: torch.Tensor, states: torch.Tensor | None = None) -> Memory:
         """Memory for input ids (B, T), or for a frozen pretrained body's cached ``states`` (B, T, H)."""
         states = self.encoder(ids, mask) if states is None else self.encoder.project(states)  # (B, T, De)
+        if self.cfg.pooled_memory:  # the mean of the states first: what a regression head reads
+            weights = mask[..., None].to(states.dtype)
+            pooled = (states * weights).sum(1, keepdim=True) / weights.sum(1, keepdim=True).clamp(min=1.0)
+            states, mask = torch.cat([pooled, states], 1), torch.cat([torch.ones_like(mask[:, :1]), mask], 1)
         cross = [block.cross_attn.memory_kv(states) for block in self.decoder.blocks]
         return Memory(cross, mask[:, None, None, :])
 
