@@ -45,7 +45,7 @@ from coderlm.estimator import RegressionLM
 # Loss weight of each mantissa digit after the first, relative to the one before (training option
 # ``digit_decay``): on 140 networks the trailing digits of a measured latency (or of a network's exact
 # FLOPs) are what the RLM memorizes instead of learning what sets the magnitude; 0.3 lifted the RLM from
-# 0.771 to 0.862 on latency and 0.858 to 0.974 on FLOPs (bench/rlm_vs_head.py, docs/results.md).
+# 0.780 to 0.859 on latency and 0.880 to 0.965 on FLOPs (bench/rlm_vs_head.py, docs/results.md).
 DIGIT_DECAY = 0.3
 
 OBJECTIVES = ["latency_cpu", "flops"]
