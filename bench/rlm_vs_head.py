@@ -16,11 +16,11 @@ read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,02
 batches of 16 by length, ranking validation), test rows ``--test``:
 
     coderlm collect nas --count 600 --cells-per-stage 1 --labels flops,latency_cpu --out out/qs600
-    python bench/rlm_vs_head.py --data out/qs600/nb201.jsonl --train 140 --steps 600 --seeds 0,1,2
+    python bench/rlm_vs_head.py --data out/qs600/nb201.jsonl --train 160 --steps 600 --seeds 0,1,2
 
-Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples per network (the
-median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method, variant, point,
-training size, seed), and a mean-over-seeds table with the spread. ``--summarize OLD.json ...`` prints
+Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples
+per network (the median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method,
+variant, point, training size, seed), and a mean-over-seeds table with the spread. ``--summarize OLD.json ...`` prints
 the tables of earlier runs together.
 """
 
@@ -47,6 +47,8 @@ from coderlm.training.config import TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from nasbench201 import DATA, OBJECTIVES, SHORT, load
+
+MODEL = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}  # RLM and head alike
 
 
 def parse_variant(spec: str) -> dict:
@@ -89,6 +91,9 @@ class Task:
         val = max(train // 10, 20)
         return order[: train - val], order[train - val : train], order[-self.test :]
 
+    def pick(self, rows: np.ndarray) -> list[str]:
+        return [self.texts[i] for i in rows]
+
     def spearman(self, predicted: np.ndarray, rows: np.ndarray) -> dict[str, float]:
         measured = self.targets[rows]
         return {
@@ -126,14 +131,12 @@ def onnx_task(path: Path, args) -> Task:
 def run_rlm(args, task: Task, options: dict, split, seed: int) -> dict[str, dict]:
     tr, va, te = split
     training_keys = set(TrainConfig.__dataclass_fields__)
-    model = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}
-    model |= {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
+    model = MODEL | {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
     training = task.training | {"steps": args.steps, "progress": False, "seed": seed}
     training |= {k: v for k, v in options.items() if k in training_keys}
     number_format = P10(digits=options["digits"]) if "digits" in options else None
     rlm = RegressionLM(number_format, **task.text, model=model, training=training, batch_size=64)
-    pick = lambda idx: [task.texts[i] for i in idx]  # noqa: E731
-    y = task.targets
+    y, pick = task.targets, task.pick
     rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va])
     samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
     best = {"best_step": rlm.fit_report_.get("best_step")}
@@ -143,12 +146,10 @@ def run_rlm(args, task: Task, options: dict, split, seed: int) -> dict[str, dict
 def run_head(args, task: Task, split, seed: int) -> dict[str, float]:
     tr, va, te = split
     seen = np.concatenate([tr, va])
-    model = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}
     training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
-    head = make_baseline("regression_head_norm", **task.text, model=model, training=training)
-    pick = lambda idx: [task.texts[i] for i in idx]  # noqa: E731
-    head.fit(pick(seen), task.targets[seen])
-    return task.spearman(head.predict(pick(te)), te)
+    head = make_baseline("regression_head_norm", **task.text, model=MODEL, training=training)
+    head.fit(task.pick(seen), task.targets[seen])
+    return task.spearman(head.predict(task.pick(te)), te)
 
 
 def summary(rows: list[dict], columns: list[str]) -> list[dict]:

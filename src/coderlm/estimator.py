@@ -179,7 +179,7 @@ class RegressionLM:
         make_tensors = TensorMaker(self.network_, config, run_dir, self._input_len(), device, self.fit_report_)
         val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors, trained)
         sampler = BatchSampler.for_config(len(rows.texts), config, rows.tasks, tokens.mask.sum(1))
-        groups = [[codec.vocab.index(t) for t in group] for group in codec.format.ordinal_groups()]
+        groups = [codec.format.token_ids(group) for group in codec.format.ordinal_groups()]  # format tokens first
         objective, data = NumberLoss(self.network_, groups, config.ordinal_loss), make_tensors(tokens, target_tokens)
         trainer = Trainer(objective, config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device)
         result = trainer.run(resume=resume)

@@ -252,8 +252,7 @@ class EncoderDecoder(nn.Module):
         """Memory for input ids (B, T), or for a frozen pretrained body's cached ``states`` (B, T, H)."""
         states = self.encoder(ids, mask) if states is None else self.encoder.project(states)  # (B, T, De)
         if self.cfg.pooled_memory:  # the mean of the states first: what a regression head reads
-            weights = mask[..., None].to(states.dtype)
-            pooled = (states * weights).sum(1, keepdim=True) / weights.sum(1, keepdim=True).clamp(min=1.0)
+            pooled = masked_mean(states, mask)[:, None]
             states, mask = torch.cat([pooled, states], 1), torch.cat([torch.ones_like(mask[:, :1]), mask], 1)
         cross = [block.cross_attn.memory_kv(states) for block in self.decoder.blocks]
         return Memory(cross, mask[:, None, None, :])
@@ -285,6 +284,12 @@ class EncoderDecoder(nn.Module):
         logits = self(ids, mask, targets, states)
         nll = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), reduction="none")
         return weighted_mean(nll.view_as(targets), weights)
+
+
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean over the unmasked positions: states (B, T, D), mask (B, T) -> (B, D)."""
+    weights = mask[..., None].to(states.dtype)
+    return (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
 
 
 def weighted_mean(per_token: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:

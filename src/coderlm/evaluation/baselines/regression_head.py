@@ -28,7 +28,7 @@ from coderlm.evaluation.baselines.base import check_fit_inputs, check_fitted, ch
 from coderlm.model.build import build_tokenizer, model_config
 from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
-from coderlm.model.transformer import Encoder, init_weights
+from coderlm.model.transformer import Encoder, init_weights, masked_mean, weighted_mean
 from coderlm.training.batches import TokenTensors
 from coderlm.training.config import TrainConfig
 from coderlm.training.objective import LossOf
@@ -50,19 +50,13 @@ class RegressionHead(nn.Module):
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """ids, mask (B, T) -> predictions (B, num_outputs)."""
-        states = self.encoder(ids, mask)  # (B, T, De)
-        weights = mask.unsqueeze(-1).to(states.dtype)
-        pooled = (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-        return self.head(self.ln(pooled))
+        return self.head(self.ln(masked_mean(self.encoder(ids, mask), mask)))
 
     def loss(
         self, ids: torch.Tensor, mask: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor | None = None
     ) -> torch.Tensor:
         """Mean squared error; ``weights`` (B, k) masks out missing objectives."""
-        error = F.mse_loss(self(ids, mask).float(), targets.float(), reduction="none")
-        if weights is None:
-            return error.mean()
-        return (error * weights).sum() / weights.sum().clamp(min=1.0)
+        return weighted_mean(F.mse_loss(self(ids, mask).float(), targets.float(), reduction="none"), weights)
 
 
 class TargetScaler:
