@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import tempfile
 import time
 from itertools import combinations
 from pathlib import Path
@@ -172,9 +174,41 @@ def collection_stats(data: Path) -> dict:
     return stats
 
 
+def encoder_family(spec: str) -> tuple[str, str | None]:
+    """An ``--encoders`` entry as (kind, folder): ``scratch``; ``FOLDER`` (pretrained, fine-tuned);
+    ``untrained:FOLDER`` (its size and BPE, fresh weights); ``frozen:FOLDER`` (frozen, cached)."""
+    if spec == "scratch":
+        return "scratch", None
+    for kind in ("untrained", "frozen"):
+        if spec.startswith(kind + ":"):
+            return kind, spec.removeprefix(kind + ":")
+    return "pretrained", spec
+
+
+def untrained_copy(folder: str, seed: int, out: str) -> str:
+    """``out`` made an encoder folder with ``folder``'s architecture and tokenizer but freshly initialised
+    weights: the control that separates what pretraining taught from what its size and BPE bring."""
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(folder)
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForMaskedLM.from_config(config)
+    model.save_pretrained(out)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(Path(folder) / name, Path(out) / name)
+    return out
+
+
 def label(row: dict) -> str:
     """The method as the tables show it: which encoder, which seed, or how many models pooled."""
-    method = row["method"] + (" (pretrained encoder)" if row.get("encoder") == "pretrained" else "")
+    encoder = {
+        "pretrained": " (pretrained encoder)",
+        "untrained": " (pretrained encoder's size and BPE, untrained)",
+        "frozen": " (pretrained encoder, frozen)",
+    }
+    method = row["method"] + encoder.get(row.get("encoder"), "")
+    if row.get("digit_decay", 1.0) != 1.0:
+        method += f" digit_decay={row['digit_decay']:g}"
     if row.get("models", 1) > 1:
         return f"{method} ({row['models']} seeds pooled)"
     return f"{method} seed {row['seed']}" if row.get("seed", 0) > 0 else method
@@ -240,11 +274,22 @@ def main() -> None:
         "--seeds", type=int, default=1, help="RLMs to train (seeds 0..N-1), a row each; N > 1 adds one pooling them"
     )
     parser.add_argument(
+        "--first-seed", type=int, default=0, help="the first RLM seed (seeds K..K+N-1: parallel runs take one each)"
+    )
+    parser.add_argument(
+        "--digit-decay",
+        type=float,
+        default=1.0,
+        help="the RLM's training option digit_decay: the k-th mantissa digit after the first weighs this**k "
+        "in the loss (1: plain likelihood)",
+    )
+    parser.add_argument(
         "--encoders",
         default="scratch",
         help="comma-separated: scratch (the RLM's own encoder, trained here) and/or pretrained encoder folders "
-        "(coderlm pretrain's output, fine-tuned under the number decoder: fit(init=FOLDER)); a row family each; "
-        "'' for baseline rows only",
+        "(coderlm pretrain's output, fine-tuned under the number decoder: fit(init=FOLDER)); untrained:FOLDER: "
+        "the same architecture and tokenizer with fresh weights (the control); frozen:FOLDER: the encoder "
+        "frozen, its states cached, only the number decoder trained; a row family each; '' for baseline rows only",
     )
     parser.add_argument(
         "--init-learning-rate",
@@ -287,6 +332,7 @@ def main() -> None:
         "ema_decay": args.ema_decay,
         "patience": args.patience,
         "average_best": args.average_best,
+        "digit_decay": args.digit_decay,
     }
     for how in args.splits.split(","):
         parts = split(data, how)
@@ -297,31 +343,40 @@ def main() -> None:
         test = {"split": how, "measured": targets[te], "tasks": test_tasks, "groups": test_groups}
 
         for encoder in [e for e in args.encoders.split(",") if e]:
-            init = None if encoder == "scratch" else encoder
-            family = {"encoder": "scratch" if init is None else "pretrained", "init": init}
+            kind, folder = encoder_family(encoder)
+            family = {"encoder": kind, "init": folder}
+            rlm_model, extra = model, {}
+            if kind in ("pretrained", "untrained"):
+                extra = {"learning_rate": args.init_learning_rate}
+            elif kind == "frozen":  # only the number decoder learns, over cached encoder states
+                rlm_model = {"encoder": folder, "decoder_dim": args.dim, "dropout": 0.1}
+                extra = {"encoder_cache": "memory"}
             settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}
+            settings["digit_decay"] = args.digit_decay
             pooled = []
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()
                 rlm = RegressionLM(
                     vocab_size=args.vocab_size,
                     max_input_len=args.max_input_len,
-                    model=model,
-                    training={**rlm_training, "seed": seed}
-                    | ({} if init is None else {"learning_rate": args.init_learning_rate}),
+                    model=rlm_model,
+                    training={**rlm_training, "seed": seed, **extra},
                     num_samples=args.samples,
                     batch_size=64,
                 )
-                rlm.fit(
-                    pick(tr),
-                    targets[tr],
-                    objectives=OBJECTIVES,
-                    tasks=[tasks[i] for i in tr],
-                    val_texts=pick(va),
-                    val_targets=targets[va],
-                    val_tasks=[tasks[i] for i in va],
-                    init=init,
-                )
+                with tempfile.TemporaryDirectory(prefix="untrained-encoder-") as spare:
+                    start_from = folder if kind == "pretrained" else None
+                    start_from = untrained_copy(folder, seed, spare) if kind == "untrained" else start_from
+                    rlm.fit(
+                        pick(tr),
+                        targets[tr],
+                        objectives=OBJECTIVES,
+                        tasks=[tasks[i] for i in tr],
+                        val_texts=pick(va),
+                        val_targets=targets[va],
+                        val_tasks=[tasks[i] for i in va],
+                        init=start_from,
+                    )
                 train_s = time.perf_counter() - start
                 start = time.perf_counter()
                 samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)

@@ -32,8 +32,8 @@ from coderlm.collect.programs.leetcode import load_leetcode
 from coderlm.pretraining import pretrain
 
 LABELLED_LANGUAGES = ["python", "cpp", "java", "go", "typescript", "javascript"]
-RECIPE = {"vocab_size": 8192, "max_len": 256, "hidden_size": 128, "layers": 4, "heads": 4, "intermediate_size": 512}
-TRAINING = {"steps": 1500, "batch_size": 32, "learning_rate": 1e-3, "eval_every": 250, "checkpoint_every": 250}
+RECIPE = {"vocab_size": 8192, "max_len": 512, "hidden_size": 128, "layers": 4, "heads": 4, "intermediate_size": 512}
+TRAINING = {"steps": 1500, "batch_size": 16, "learning_rate": 1e-3, "eval_every": 250, "checkpoint_every": 250}
 
 
 def labelled_problems(folder: Path, limit: int) -> set[int]:
