@@ -27,6 +27,7 @@ HEAD = {
 FAST = {
     "regression_head_norm": HEAD,
     "regression_head_raw": HEAD,
+    "regression_head_log": HEAD,
     "gbdt": {"max_iter": 60, "n_threads": 1},
     "knn": {},
     "length": {},
@@ -117,7 +118,7 @@ def test_use_log_target_rule():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gbdt", "knn", "length"])
+@pytest.mark.parametrize("name", ["gbdt", "knn", "length", "regression_head_log"])
 def test_targets_spanning_decades_are_fitted_in_log_space(name):
     texts, lines = line_count_task(200, seed=6)
     test_texts, test_lines = line_count_task(100, seed=7)
@@ -151,9 +152,12 @@ def test_featurizer_tokens_and_length_column():
 
 
 def test_registry_and_unknown_name():
-    assert set(BASELINES) == {"regression_head_norm", "regression_head_raw", "gbdt", "knn", "length"}
+    heads = {"regression_head_norm", "regression_head_raw", "regression_head_log"}
+    assert set(BASELINES) == heads | {"gbdt", "knn", "length"}
     assert make_baseline("regression_head_norm").normalize is True
     assert make_baseline("regression_head_raw").normalize is False
+    log = make_baseline("regression_head_log")
+    assert log.normalize is True and log.log_target is True
     assert make_baseline("knn", n_neighbors=3).n_neighbors == 3
     with pytest.raises(ValueError, match=r"unknown baseline 'xgboost'; known: \['gbdt', 'knn', 'length'"):
         make_baseline("xgboost")

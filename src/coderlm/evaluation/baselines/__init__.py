@@ -14,6 +14,7 @@ Each objective is fitted on the rows where it is present.
 ========================  ===============================================================
 ``regression_head_norm``  RLM encoder + pooled linear head, MSE on [0, 1]-scaled targets
 ``regression_head_raw``   the same on raw targets (the paper's ablation: bad across decades)
+``regression_head_log``   the same, objectives spanning decades in signed log space first (fair there)
 ``gbdt``                  gradient-boosted trees on token n-gram counts + log length
 ``knn``                   cosine k nearest neighbours on TF-IDF n-grams + log length
 ``length``                a line on log(1 + text length): what size alone explains
@@ -33,6 +34,7 @@ from coderlm.evaluation.baselines.regression_head import RegressionHeadRegressor
 BASELINES: dict[str, Callable[..., Baseline]] = {
     "regression_head_norm": functools.partial(RegressionHeadRegressor, normalize=True),
     "regression_head_raw": functools.partial(RegressionHeadRegressor, normalize=False),
+    "regression_head_log": functools.partial(RegressionHeadRegressor, normalize=True, log_target=True),
     "gbdt": NgramGBDT,
     "knn": NgramKNN,
     "length": TextLength,

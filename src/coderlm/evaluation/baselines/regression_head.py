@@ -10,6 +10,11 @@ Everything but the output side matches ``RegressionLM``: the same input tokenize
 * ``normalize=False`` ("raw"): the head regresses the raw values. When targets
   span decades this trains badly; that is the point of the ablation, so nothing
   here rescues it.
+* ``log_target=True`` ("log", with ``normalize``): an objective whose values span decades is
+  first taken to the signed log space the tree baselines regress in (``base.log_scale``), then
+  min-max scaled. The strongest head, and the fair ablation where labels span decades (bytes of
+  memory, seconds of runtime): min-max scaling raw values there leaves most of them squeezed
+  near 0, and the head ranks them badly for reasons that have nothing to do with decoding.
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ from torch import nn
 
 from coderlm.data.checks import check_texts
 from coderlm.devices import resolve_device
-from coderlm.evaluation.baselines.base import check_fit_inputs, check_fitted, check_tasks
+from coderlm.evaluation.baselines.base import (
+    check_fit_inputs,
+    check_fitted,
+    check_tasks,
+    from_fit_space,
+    log_scale,
+    to_fit_space,
+)
 from coderlm.model.build import build_tokenizer, model_config
 from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
@@ -118,6 +130,7 @@ class RegressionHeadRegressor:
 
     Args:
         normalize: min-max scale targets per (task, objective) to [0, 1] (see module doc).
+        log_target: regress objectives that span decades in signed log space (``base.log_scale``).
         vocab_size, pretokenize, layout_markers, max_input_len: how text is read, as in ``RegressionLM``.
         model: ``ModelConfig`` options, e.g. ``{"encoder_dim": 128}`` (decoder options are
             accepted, so a ``RegressionLM``'s dict can be reused, and ignored).
@@ -129,6 +142,7 @@ class RegressionHeadRegressor:
     def __init__(
         self,
         normalize: bool = True,
+        log_target: bool = False,
         vocab_size: int = 4096,
         pretokenize: str = "code",
         layout_markers: str = "auto",
@@ -139,6 +153,7 @@ class RegressionHeadRegressor:
         device: str = "cpu",
     ) -> None:
         self.normalize = normalize
+        self.log_target = log_target
         self.vocab_size = vocab_size
         self.pretokenize = pretokenize
         self.layout_markers = layout_markers
@@ -155,6 +170,9 @@ class RegressionHeadRegressor:
         train_config = TrainConfig.from_dict(dict(self.training or {}))
 
         present = ~np.isnan(values)
+        # per objective: 0 = as it is, c > 0 = signed log at scale c (all-NaN columns stay linear)
+        logs = [log_scale(values[:, j]) if self.log_target else 0.0 for j in range(values.shape[1])]
+        values = np.stack([to_fit_space(values[:, j], c) for j, c in enumerate(logs)], axis=1)
         scaler = TargetScaler().fit(values, tasks) if self.normalize else None
         scaled = scaler.transform(values, tasks) if scaler is not None else values
         tokenizer = build_tokenizer(
@@ -174,6 +192,7 @@ class RegressionHeadRegressor:
         result = Trainer(LossOf(model), train_config, sampler, data.batch, device=device).run()
         model.eval()
         self.model_, self.tokenizer_, self.scaler_ = model, tokenizer, scaler
+        self.log_target_ = np.array(logs)  # (k,) log_scale per objective: 0 = linear
         self.loss_history_ = result.losses
         self.fit_report_ = {
             "examples": len(texts),
@@ -195,7 +214,8 @@ class RegressionHeadRegressor:
         out = np.empty((len(texts), self.model_.head.out_features), dtype=np.float64)
         for rows, ids, mask in tokens.by_length(self.batch_size, device):
             out[rows] = self.model_(ids, mask).float().cpu().numpy()
-        return self.scaler_.inverse(out, tasks) if self.scaler_ is not None else out
+        out = self.scaler_.inverse(out, tasks) if self.scaler_ is not None else out
+        return np.stack([from_fit_space(out[:, j], float(c)) for j, c in enumerate(self.log_target_)], axis=1)
 
     def _device(self) -> str:
         return resolve_device(self.device)
