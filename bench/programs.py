@@ -44,15 +44,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
+import sys
 import time
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 import torch
-from scipy.stats import spearmanr
 
 from coderlm import RegressionLM
 from coderlm.atomic import write_atomic
@@ -60,8 +57,10 @@ from coderlm.data import read_dataset
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 
-OBJECTIVES = ["peak_memory_bytes", "runtime_s"]
-SHORT = {"peak_memory_bytes": "mem", "runtime_s": "time"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from encoder_families import LABELS, encoder_family, family_options, starting_point
+from program_scores import OBJECTIVES, SHORT, per_language, scores
+
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 PAPER = "paper: APPS Python memory 0.930; CodeNet per language 0.347 (PHP) .. 0.748 (C++), mean > 0.5"
 
@@ -114,51 +113,6 @@ def split(data: dict, how: str, seed: int = 0) -> dict[str, np.ndarray]:
     return {"train": train, "val": np.flatnonzero(is_val), "test": np.flatnonzero(is_test)}
 
 
-def per_language(predicted: np.ndarray, measured: np.ndarray, tasks: list[str]) -> dict[str, float]:
-    out = {}
-    tasks = np.array(tasks)
-    for language in sorted(set(tasks)):
-        rows = tasks == language
-        for j, name in enumerate(OBJECTIVES):
-            ok = rows & ~np.isnan(predicted[:, j]) & ~np.isnan(measured[:, j])
-            rho = spearmanr(predicted[ok, j], measured[ok, j]).statistic if ok.sum() >= 5 else np.nan
-            out[f"{language}/{SHORT[name]}"] = float(rho)
-    for name in OBJECTIVES:
-        values = [v for k, v in out.items() if k.endswith(f"/{SHORT[name]}") and not np.isnan(v)]
-        out[f"mean/{SHORT[name]}"] = float(np.mean(values)) if values else np.nan
-    return out
-
-
-def pairwise(predicted: np.ndarray, measured: np.ndarray, tasks: list[str], groups: list[str]) -> dict[str, float]:
-    """Per language: share of same-problem solution pairs ordered correctly by predicted memory."""
-    by: dict[tuple[str, str], list[int]] = {}
-    for i, (task, group) in enumerate(zip(tasks, groups, strict=True)):
-        by.setdefault((task, group), []).append(i)
-    hits: dict[str, list[int]] = {}
-    for (task, _), rows in by.items():
-        for a, b in combinations(rows, 2):
-            if measured[a, 0] == measured[b, 0]:
-                continue
-            right = (predicted[a, 0] < predicted[b, 0]) == (measured[a, 0] < measured[b, 0])
-            hits.setdefault(task, []).append(int(right))
-    out = {f"{task}/pairs": float(np.mean(h)) for task, h in sorted(hits.items())}
-    out |= {f"{task}/n_pairs": len(h) for task, h in sorted(hits.items())}
-    return out
-
-
-def scores(predicted: np.ndarray, method: str, test: dict, **extra) -> dict:
-    """A table row: per-language Spearman and within-problem pairs of ``predicted`` on ``test`` (its split
-    name, measured targets, tasks and groups)."""
-    measured, tasks = test["measured"], test["tasks"]
-    return {
-        "split": test["split"],
-        "method": method,
-        **extra,
-        **per_language(predicted, measured, tasks),
-        **pairwise(predicted, measured, tasks, test["groups"]),
-    }
-
-
 def collection_stats(data: Path) -> dict:
     """The collector's statistics beside the dataset (``<corpus>.stats.json``), printed as a table."""
     path = data.with_name(data.stem + ".stats.json")
@@ -175,39 +129,9 @@ def collection_stats(data: Path) -> dict:
     return stats
 
 
-def encoder_family(spec: str) -> tuple[str, str | None]:
-    """An ``--encoders`` entry as (kind, folder): ``scratch``; ``FOLDER`` (pretrained, fine-tuned);
-    ``untrained:FOLDER`` (its size and BPE, fresh weights); ``frozen:FOLDER`` (frozen, cached)."""
-    if spec == "scratch":
-        return "scratch", None
-    for kind in ("untrained", "frozen"):
-        if spec.startswith(kind + ":"):
-            return kind, spec.removeprefix(kind + ":")
-    return "pretrained", spec
-
-
-def untrained_copy(folder: str, seed: int, out: str) -> str:
-    """``out`` made an encoder folder with ``folder``'s architecture and tokenizer but freshly initialised
-    weights: the control that separates what pretraining taught from what its size and BPE bring."""
-    import transformers
-
-    config = transformers.AutoConfig.from_pretrained(folder)
-    torch.manual_seed(seed)
-    model = transformers.AutoModelForMaskedLM.from_config(config)
-    model.save_pretrained(out)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(Path(folder) / name, Path(out) / name)
-    return out
-
-
 def label(row: dict) -> str:
     """The method as the tables show it: which encoder, which seed, or how many models pooled."""
-    encoder = {
-        "pretrained": " (pretrained encoder)",
-        "untrained": " (pretrained encoder's size and BPE, untrained)",
-        "frozen": " (pretrained encoder, frozen)",
-    }
-    method = row["method"] + encoder.get(row.get("encoder"), "")
+    method = row["method"] + LABELS.get(row.get("encoder"), "")
     if row.get("digit_decay", 1.0) != 1.0:
         method += f" digit_decay={row['digit_decay']:g}"
     if row.get("models", 1) > 1:
@@ -287,10 +211,8 @@ def main() -> None:
     parser.add_argument(
         "--encoders",
         default="scratch",
-        help="comma-separated: scratch (the RLM's own encoder, trained here) and/or pretrained encoder folders "
-        "(coderlm pretrain's output, fine-tuned under the number decoder: fit(init=FOLDER)); untrained:FOLDER: "
-        "the same architecture and tokenizer with fresh weights (the control); frozen:FOLDER: the encoder "
-        "frozen, its states cached, only the number decoder trained; a row family each; '' for baseline rows only",
+        help="comma-separated, a row family each: scratch, FOLDER (pretrained, fine-tuned), untrained:FOLDER, "
+        "frozen:FOLDER (bench/encoder_families.py); '' for baseline rows only",
     )
     parser.add_argument(
         "--init-learning-rate",
@@ -346,12 +268,7 @@ def main() -> None:
         for encoder in [e for e in args.encoders.split(",") if e]:
             kind, folder = encoder_family(encoder)
             family = {"encoder": kind, "init": folder}
-            rlm_model, extra = model, {}
-            if kind in ("pretrained", "untrained"):
-                extra = {"learning_rate": args.init_learning_rate}
-            elif kind == "frozen":  # only the number decoder learns, over cached encoder states
-                rlm_model = {"encoder": folder, "decoder_dim": args.dim, "dropout": 0.1}
-                extra = {"encoder_cache": "memory"}
+            rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
             settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}
             settings["digit_decay"] = args.digit_decay
             pooled = []
@@ -365,9 +282,7 @@ def main() -> None:
                     num_samples=args.samples,
                     batch_size=64,
                 )
-                with tempfile.TemporaryDirectory(prefix="untrained-encoder-") as spare:
-                    start_from = folder if kind == "pretrained" else None
-                    start_from = untrained_copy(folder, seed, spare) if kind == "untrained" else start_from
+                with starting_point(kind, folder, seed) as start_from:
                     rlm.fit(
                         pick(tr),
                         targets[tr],
