@@ -1,0 +1,254 @@
+"""One model for two pillars vs one model per task, at equal total training steps.
+
+Two tasks, each with two objectives:
+
+- ``python``: MBXP Python programs run in the sandbox (``coderlm collect programs --corpus mbxp
+  --languages python --twice``): peak memory (tracemalloc) and runtime, split by problem as
+  ``bench/programs.py`` does (every test problem unseen in training and validation);
+- ``nb201``: NAS-Bench-201 networks as ONNX text (``coderlm collect nas --cells-per-stage 1 --join
+  nasbench201.csv``: one cell per stage, which carries the whole architecture in a short text), with
+  NAS-Bench-201's CIFAR-10 accuracy and Pixel3 latency; a seeded random split by network.
+
+Rows per seed: an RLM per task (``--steps`` each), one multi-task RLM on both tasks' rows
+(2 x ``--steps``: the same total as the two per-task models; rows drawn in proportion to each
+task's size, training option ``task_sampling``), and GBDT on token n-grams per task. Every RLM
+reads the same text (``task: <name>`` first, one BPE, 512 tokens) and has the same size and recipe
+(``bench/programs.py``'s: ranking validation every tenth of training, moving average, the two best
+averaged). The two tasks share the decoder's two number slots (objective 1: memory / accuracy,
+objective 2: runtime / latency), so the multi-task model decodes exactly what a per-task model
+decodes; the input says which task. The BPE pre-tokenizer is ``lines`` (merges within a line): with
+``code`` ONNX text splits into ~2,400 tokens and the first cell alone takes ~600; with ``lines``
+the whole network takes ~260 (Python programs: ~200 either way). Test scores: Spearman and Kendall of the median of
+``--samples`` samples per test input.
+
+    python bench/multitask.py --seeds 0 --json out/multitask_s0.json     # a seed per process, in parallel
+    python bench/multitask.py --summarize out/multitask_s*.json           # mean +- spread over seeds
+
+    python bench/multitask.py --models multi-task --dim 192 --no-gbdt ...  # equal parameters: 2.39 M vs 2 x 1.13 M
+
+``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from coderlm import RegressionLM
+from coderlm.atomic import write_atomic
+from coderlm.data import read_dataset
+from coderlm.decoding import point_estimate
+from coderlm.evaluation import markdown_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from programs import load as load_programs
+from programs import split as split_programs
+
+OBJECTIVES = {"python": ["peak_memory_bytes", "runtime_s"], "nb201": ["c10_test_acc_200ep", "lat_ms_pixel3"]}
+SHORT = {"peak_memory_bytes": "mem", "runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3"}
+
+
+def python_task(path: Path) -> dict:
+    data = load_programs(path, ["python"])
+    prefix = "language: python\n"  # bench/programs.py's input start; here every input names its task
+    texts = ["task: python\n" + t.removeprefix(prefix) for t in data["texts"]]
+    return {"texts": texts, "targets": data["targets"], "parts": split_programs(data, "problem")}
+
+
+def nb201_task(path: Path, val: int, test: int) -> dict:
+    rows = read_dataset(path)
+    texts = [f"task: nb201\n{r.text}" for r in rows]
+    targets = np.array([[r.targets[o] for o in OBJECTIVES["nb201"]] for r in rows], dtype=np.float64)
+    order = np.random.default_rng(0).permutation(len(rows))
+    parts = {"test": order[:test], "val": order[test : test + val], "train": order[test + val :]}
+    return {"texts": texts, "targets": targets, "parts": parts}
+
+
+def rows_of(
+    tasks: dict, names: list[str], *parts: str, slots: str = "shared"
+) -> tuple[list[str], np.ndarray, list[str]]:
+    """The rows of the named tasks in ``parts``, concatenated: texts, targets and task labels. Targets are
+    (n, 2) with ``slots="shared"``; with ``"separate"`` (n, 2 x tasks), each task in its own columns and NaN
+    in the others'."""
+    texts, targets, labels = [], [], []
+    for t, name in enumerate(names):
+        task = tasks[name]
+        idx = np.concatenate([task["parts"][part] for part in parts])
+        texts += [task["texts"][i] for i in idx]
+        values = task["targets"][idx]
+        if slots == "separate":
+            values = np.pad(values, ((0, 0), (2 * t, 2 * (len(names) - t - 1))), constant_values=np.nan)
+        targets.append(values)
+        labels += [name] * len(idx)
+    return texts, np.concatenate(targets), labels
+
+
+def score(method: str, training: str, name: str, predicted: np.ndarray, measured: np.ndarray, **extra) -> list[dict]:
+    out = []
+    for j, objective in enumerate(OBJECTIVES[name]):
+        rho = spearmanr(predicted[:, j], measured[:, j]).statistic
+        tau = kendalltau(predicted[:, j], measured[:, j]).statistic
+        out.append(
+            {"method": method, "training": training, "task": name, "objective": objective, "spearman": float(rho)}
+            | {"kendall": float(tau), **extra}
+        )
+    return out
+
+
+def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: int, seed: int, slots: str) -> tuple:
+    texts, targets, labels = rows_of(tasks, names, "train", slots=slots)
+    val_texts, val_targets, val_labels = rows_of(tasks, names, "val", slots=slots)
+    if slots == "separate":
+        objectives = [o for name in names for o in OBJECTIVES[name]]
+    else:
+        objectives = ["objective_1", "objective_2"]
+    rlm = RegressionLM(
+        vocab_size=args.vocab_size,
+        pretokenize=args.pretokenize,
+        max_input_len=args.max_input_len,
+        model={"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1},
+        training={
+            "steps": steps,
+            "batch_size": args.batch_size,
+            "learning_rate": args.learning_rate,
+            "eval_every": max(steps // 10, 1),
+            "val_metric": "spearman",
+            "ema_decay": 0.998,
+            "patience": args.patience,
+            "average_best": 2,
+            "seed": seed,
+        },
+        num_samples=args.samples,
+        batch_size=64,
+    )
+    start = time.perf_counter()
+    rlm.fit(
+        texts,
+        targets,
+        objectives=objectives,
+        missing="mask",
+        tasks=labels,
+        val_texts=val_texts,
+        val_targets=val_targets,
+        val_tasks=val_labels,
+    )
+    return rlm, time.perf_counter() - start
+
+
+def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -> None:
+    models = [("per-task", [name], args.steps) for name in tasks] + [("multi-task", list(tasks), 2 * args.steps)]
+    for training, names, steps in [m for m in models if m[0] in args.models.split(",")]:
+        slots = args.slots if len(names) > 1 else "shared"
+        rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
+        report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "train_s": round(train_s, 1)}
+        report |= {"best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps")}
+        for name in names:
+            texts, measured, _ = rows_of(tasks, [name], "test")
+            predicted = point_estimate(rlm.sample(texts, num_samples=args.samples, seed=0), "median")
+            if slots == "separate":
+                j = 2 * names.index(name)
+                predicted = predicted[:, j : j + 2]
+            results.extend(score("rlm", training, name, predicted, measured, **report))
+        print(f"  rlm {training} {'+'.join(names)} seed {seed}: {train_s:.0f}s, best step {report['best_step']}")
+        write_report(args, results)
+    if args.no_gbdt or seed != args.seeds[0]:
+        return
+    from coderlm.evaluation.baselines import make_baseline
+
+    for name in tasks:
+        texts, targets, _ = rows_of(tasks, [name], "train", "val")
+        start = time.perf_counter()
+        gbdt = make_baseline("gbdt").fit(texts, targets)
+        train_s = time.perf_counter() - start
+        test_texts, measured, _ = rows_of(tasks, [name], "test")
+        results.extend(score("gbdt", "per-task", name, gbdt.predict(test_texts), measured, train_s=round(train_s, 1)))
+        write_report(args, results)
+
+
+def write_report(args: argparse.Namespace, results: list[dict]) -> None:
+    if args.json:
+        options = {k: str(v) for k, v in vars(args).items()}
+        write_atomic(args.json, json.dumps({"results": results, "options": options}, indent=2) + "\n")
+
+
+def print_tables(results: list[dict]) -> None:
+    """Mean over seeds (with half the spread, (max - min) / 2, where there are several) per method, training
+    and RLM width."""
+    columns = [f"{t}/{SHORT[o]}" for t, objectives in OBJECTIVES.items() for o in objectives]
+
+    def key(r: dict) -> tuple:
+        training = r["training"] + (" (separate slots)" if r.get("slots") == "separate" else "")
+        return r["method"], training, r.get("dim", "-")
+
+    table = []
+    for method, training, dim in sorted({key(r) for r in results}, key=lambda k: (k[0] != "rlm", k[1], str(k[2]))):
+        mine = [r for r in results if key(r) == (method, training, dim)]
+        row = {"method": method, "training": training, "width": dim, "seeds": len({r.get("seed", 0) for r in mine})}
+        for column in columns:
+            values = [r["spearman"] for r in mine if f"{r['task']}/{SHORT[r['objective']]}" == column]
+            spread = f" ± {(max(values) - min(values)) / 2:.3f}" if len(values) > 1 else ""
+            row[column] = f"{np.mean(values):.3f}{spread}" if values else "-"
+        row["train s"] = f"{np.mean([r['train_s'] for r in mine]):.0f}"
+        table.append(row)
+    print(markdown_table(table))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--programs", type=Path, default=Path("out/programs/mbxp.jsonl"), help="MBXP dataset")
+    parser.add_argument("--nets", type=Path, default=Path("out/nb201_1cell/nb201.jsonl"), help="NB201 ONNX dataset")
+    parser.add_argument("--nb201-val", type=int, default=150, help="NB201 validation networks")
+    parser.add_argument("--nb201-test", type=int, default=500, help="NB201 test networks")
+    parser.add_argument("--steps", type=int, default=1500, help="steps of each per-task RLM (multi-task: twice)")
+    parser.add_argument("--seeds", default="0", help="comma-separated RLM seeds")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--vocab-size", type=int, default=1024)
+    parser.add_argument("--pretokenize", default="lines", help="BPE pre-tokenizer (code, lines, lines+digits)")
+    parser.add_argument("--max-input-len", type=int, default=512)
+    parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
+    parser.add_argument("--models", default="per-task,multi-task", help="which RLMs to train (comma-separated)")
+    parser.add_argument(
+        "--slots",
+        default="shared",
+        choices=["shared", "separate"],
+        help="multi-task objectives: shared (two number slots, each task's own meaning) or separate (one column "
+        "per task objective, the others masked: what a dataset of mixed target names gives coderlm train)",
+    )
+    parser.add_argument("--no-gbdt", action="store_true", help="RLM rows only (e.g. a second seed's process)")
+    parser.add_argument("--samples", type=int, default=64, help="samples per test input")
+    parser.add_argument("--json", type=Path, help="write {'results': [...]} here, rewritten after every model")
+    parser.add_argument("--summarize", type=Path, nargs="+", help="print the table of these runs' --json files")
+    args = parser.parse_args()
+    if args.summarize:
+        results = []
+        for path in args.summarize:
+            report = json.loads(path.read_text())
+            width = {"dim": int(report["options"]["dim"])} if "options" in report else {}
+            results += [width | r if r["method"] == "rlm" else r for r in report["results"]]
+        print_tables(results)
+        return
+    for path, how in ((args.programs, "coderlm collect programs"), (args.nets, "coderlm collect nas")):
+        if not path.is_file():
+            raise SystemExit(f"{path}: not found (run {how} first; see the docstring)")
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    tasks = {"python": python_task(args.programs), "nb201": nb201_task(args.nets, args.nb201_val, args.nb201_test)}
+    for name, task in tasks.items():
+        print(f"{name}: " + ", ".join(f"{part} {len(idx)}" for part, idx in task["parts"].items()))
+    results: list[dict] = []
+    for seed in args.seeds:
+        run(args, tasks, seed, results)
+    print_tables(results)
+    write_report(args, results)
+
+
+if __name__ == "__main__":
+    main()
