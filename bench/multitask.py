@@ -23,7 +23,6 @@ the whole network takes ~260 (Python programs: ~200 either way). Test scores: Sp
 
     python bench/multitask.py --seeds 0 --json out/multitask_s0.json     # a seed per process, in parallel
     python bench/multitask.py --summarize out/multitask_s*.json           # mean +- spread over seeds
-
     python bench/multitask.py --models multi-task --dim 192 --no-gbdt ...  # equal parameters: 2.39 M vs 2 x 1.13 M
 
 ``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
