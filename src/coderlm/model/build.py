@@ -73,6 +73,11 @@ def model_config(
             "max_input_len": min(max_input_len, facts["max_positions"] or max_input_len),
         }
         options.setdefault("encoder_dim", facts["hidden"])
+    if options.get("number_values") and isinstance(tokenizer, BPETokenizer):
+        try:
+            derived["digit_ids"] = tuple(tokenizer.digit_ids())
+        except ValueError as error:
+            raise OptionError("number_values", str(error), "model option") from None
     return ModelConfig(
         output_vocab_size=output_vocab_size,
         output_length=output_length,

@@ -30,6 +30,8 @@ class ModelConfig:
     encoder: str = "scratch"  # "scratch", "minilm" (extra 'encoders') or a local Hugging Face model folder
     train_encoder: bool = False  # pretrained encoders: train their weights too (default: frozen)
     gradient_checkpointing: bool = False  # trainable pretrained encoders: recompute activations in backward
+    number_values: bool = False  # scratch encoder: digit tokens also embed their number's log10 value
+    digit_ids: tuple[int, ...] = ()  # ids of the tokens 0..9 (from the tokenizer; for number_values)
 
     def __post_init__(self) -> None:
         positive = (
@@ -63,6 +65,12 @@ class ModelConfig:
             raise OptionError("dropout", f"must be in [0, 1), got {self.dropout!r}", "model option")
         if self.mlp_ratio <= 0:
             raise OptionError("mlp_ratio", f"must be > 0, got {self.mlp_ratio!r}", "model option")
+        object.__setattr__(self, "digit_ids", tuple(int(i) for i in self.digit_ids))  # JSON gives a list
+        if self.number_values:
+            if not own_encoder:
+                raise OptionError("number_values", "applies to the scratch encoder only", "model option")
+            if len(self.digit_ids) != 10 or not all(0 <= i < self.input_vocab_size for i in self.digit_ids):
+                raise ValueError(f"number_values needs the ids of the 10 digit tokens, got {self.digit_ids!r}")
         if not 0 <= self.pad_id < self.input_vocab_size:
             raise ValueError(f"model option pad_id={self.pad_id} is outside the input vocabulary")
 
@@ -77,7 +85,7 @@ class ModelConfig:
 
 
 # Fields an estimator derives from its tokenizer, codec and options; users set the rest.
-DERIVED_FIELDS = ("input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id")
+DERIVED_FIELDS = ("input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id", "digit_ids")
 
 
 def size_options(values: dict[str, Any] | None, owner: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from torch import nn
 
 from coderlm.model.config import ModelConfig
 from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
+from coderlm.model.number_values import NumberValues
 
 
 # ----------------------------------------------------------------- building blocks
@@ -86,6 +87,9 @@ class Encoder(nn.Module):
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.input_vocab_size, cfg.encoder_dim)
         self.pos_emb = nn.Embedding(cfg.max_input_len, cfg.encoder_dim) if cfg.positions == "learned" else None
+        self.number_values = (
+            NumberValues(cfg.input_vocab_size, cfg.digit_ids, cfg.encoder_dim) if cfg.number_values else None
+        )
         self.blocks = nn.ModuleList(EncoderBlock(cfg) for _ in range(cfg.encoder_layers))
         self.ln_f = nn.LayerNorm(cfg.encoder_dim)
 
@@ -95,6 +99,8 @@ class Encoder(nn.Module):
         if self.cfg.max_input_len < T:
             raise ValueError(f"input of {T} tokens exceeds max_input_len={self.cfg.max_input_len}")
         x = self.tok_emb(ids)
+        if self.number_values is not None:
+            x = x + self.number_values(ids)
         rotary = None
         if self.pos_emb is not None:
             x = x + self.pos_emb(torch.arange(T, device=ids.device))

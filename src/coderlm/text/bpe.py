@@ -119,6 +119,19 @@ class BPETokenizer:
     def vocab_size(self) -> int:
         return self.tokenizer.get_vocab_size()
 
+    def digit_ids(self) -> list[int]:
+        """Ids of the tokens ``0``..``9``; ValueError if any token joins a digit to something else (the
+        ``lines`` pre-tokenizer), since a number must then be read as a string of digit tokens."""
+        vocab = self.tokenizer.get_vocab()
+        joined = sorted(t for t in vocab if len(t) > 1 and any(c.isdigit() for c in t) and t not in (PAD, START))
+        if joined or not all(str(d) in vocab for d in range(10)):
+            example = f" (e.g. {joined[0]!r})" if joined else ""
+            raise ValueError(
+                f"this tokenizer merges digits with other characters{example}; number values need "
+                "pretokenize 'code' or 'lines+digits'"
+            )
+        return [vocab[str(d)] for d in range(10)]
+
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, ``<s>`` first, untruncated."""
         return [[self.start_id, *e.ids] for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
