@@ -129,6 +129,12 @@ def main() -> None:
         "digit by digit (median 640 tokens a kernel with 1024 merges; lines 335 but sizes merge into "
         "tokens; code 1,260)",
     )
+    parser.add_argument(
+        "--number-values",
+        action="store_true",
+        help="digit tokens also embed their number's log10 value (model option number_values; the RLM and "
+        "the regression heads)",
+    )
     parser.add_argument("--samples", type=int, default=64, help="samples per test kernel")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
@@ -155,6 +161,8 @@ def main() -> None:
     results.append({"split": "program", "method": "paper (Triton, KernelBook, A6000)", "spearman": PAPER})
 
     model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
+    if args.number_values:
+        model["number_values"] = True
     training = {
         "steps": args.steps,
         "batch_size": args.batch_size,
@@ -189,6 +197,7 @@ def main() -> None:
             {
                 "split": how,
                 "method": "rlm",
+                "number_values": args.number_values,
                 **scores(point_estimate(samples)[:, 0], targets[te, 0], levels, kinds),
                 "train_s": train_s,
                 "queries_per_s": len(te) / predict_s,
@@ -216,6 +225,7 @@ def main() -> None:
                 {
                     "split": how,
                     "method": name,
+                    **({"number_values": args.number_values} if name.startswith("regression_head") else {}),
                     **scores(predicted, targets[te, 0], levels, kinds),
                     "train_s": train_s,
                     "queries_per_s": len(te) / predict_s,
@@ -228,7 +238,7 @@ def main() -> None:
     table = [
         {
             "split": r["split"],
-            "method": r["method"],
+            "method": r["method"] + (" + number values" if r.get("number_values") else ""),
             "ρ": r.get("spearman"),
             "τ": r.get("kendall"),
             **{c: r.get(c) for c in columns},
