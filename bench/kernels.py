@@ -131,9 +131,10 @@ def main() -> None:
     )
     parser.add_argument(
         "--number-values",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="digit tokens also embed their number's log10 value (model option number_values; the RLM and "
-        "the regression heads)",
+        "the regression heads). Default on: 0.875 vs 0.617 without on unseen programs (docs/results.md)",
     )
     parser.add_argument("--samples", type=int, default=64, help="samples per test kernel")
     parser.add_argument("--seed", type=int, default=0)
