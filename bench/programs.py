@@ -220,6 +220,11 @@ def main() -> None:
         default=3e-4,
         help="peak learning rate of RLMs started from a pretrained encoder (small BERTs fine-tune at 1e-4..5e-4)",
     )
+    parser.add_argument(
+        "--number-values",
+        action="store_true",
+        help="scratch RLMs: digit tokens also embed their number's log10 value (model option number_values)",
+    )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument(
         "--json",
@@ -243,6 +248,8 @@ def main() -> None:
     results.append({"split": "all", "method": "noise ceiling (two runs)", **ceiling})
 
     model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
+    if args.number_values:
+        model["number_values"] = True
     training = {
         "steps": args.steps,
         "batch_size": args.batch_size,
@@ -267,7 +274,7 @@ def main() -> None:
 
         for encoder in [e for e in args.encoders.split(",") if e]:
             kind, folder = encoder_family(encoder)
-            family = {"encoder": kind, "init": folder}
+            family = {"encoder": kind, "init": folder, **({"number_values": True} if args.number_values else {})}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
             settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}
             settings["digit_decay"] = args.digit_decay
