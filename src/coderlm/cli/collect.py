@@ -111,6 +111,11 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         "tests, or (leetcode) code + a summary of the test inputs + the statement",
     )
     p.add_argument(
+        "--max-minutes",
+        type=float,
+        help="start no program after this many minutes; rerun the same command to go on (default: no limit)",
+    )
+    p.add_argument(
         "--rewrite-text",
         action="store_true",
         help="rewrite the texts of <out>/<corpus>.jsonl in the --text mode (labels kept; nothing run) and stop",
@@ -170,6 +175,12 @@ def add_kernels(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--count", type=int, help="KernelBench: the first N files; synthetic: N programs (required)")
     p.add_argument("--draws", type=int, default=3, help="KernelBench: sizes per program (default 3)")
     p.add_argument("--levels", type=csv_list, default=list(LEVELS), help="KernelBench levels (default all three)")
+    p.add_argument(
+        "--chains",
+        type=int,
+        default=3,
+        help="synthetic: independent chains of operations per program, each its own input and kernels (default 3)",
+    )
     p.add_argument("--seed", type=int, default=0, help="sizes drawn, programs generated (default 0)")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="C++ kernels on CPU, Triton on CUDA")
     p.add_argument("--out", required=True, help="folder for <source>.jsonl, .runs.jsonl, .stats.json")
@@ -200,6 +211,11 @@ def add_kernels(kinds: argparse._SubParsersAction) -> None:
         help=f"seconds per program to compile, and again to time (default {default.timeout_s:g})",
     )
     p.add_argument(
+        "--max-minutes",
+        type=float,
+        help="start no program after this many minutes; rerun the same command to go on (default: no limit)",
+    )
+    p.add_argument(
         "--rewrite-text",
         action="store_true",
         help="rewrite the texts of <out>/<source>.jsonl, collected by an older version, as this one writes "
@@ -223,11 +239,13 @@ def run_kernels(args: argparse.Namespace) -> int:
         draws=args.draws,
         seed=args.seed,
         levels=args.levels,
+        chains=args.chains,
         device=args.device,
         workers=args.workers,
         timing=timing,
+        max_minutes=args.max_minutes,
         progress=not args.no_progress,
     )
     summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
-    print(json.dumps(summary | {"tried": report.tried, "kernels": report.kernels}))
+    print(json.dumps(summary | {"tried": report.tried, "left": report.left, "kernels": report.kernels}))
     return 0

@@ -9,6 +9,7 @@ from coderlm.cli import main
 from coderlm.cli.predict import read_inputs
 from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, rewrite_texts
 from coderlm.data import read_dataset
+from coderlm.options import OptionError
 
 HEADER = "import os\nimport torch\nimport torch.nn as nn\n\n"
 INPUTS = (
@@ -180,3 +181,49 @@ def test_predict_reads_kernel_sources_and_compiles_pytorch_programs(collected, t
     assert read_inputs([str(raw)], kernels=True) == [(str(raw), text)]  # the summary restored: the same text
     assert main(["predict", "--model", str(run), "--kernels", str(data / "level2" / "2_Broken.py")]) == 2
     assert "error while compiling (compile)" in capsys.readouterr().err
+
+
+LIBRARY_ONLY = (
+    HEADER
+    + """class Model(nn.Module):
+    def forward(self, x):
+        return x @ x.T  # a library call (extern mm): Inductor generates no kernel of its own
+
+
+batch_size = 256
+width = 128
+"""
+    + INPUTS
+)
+
+
+def test_a_program_of_library_calls_only_is_not_drawn_again(tmp_path):
+    data, out = tmp_path / "kernelbench", tmp_path / "out"
+    (data / "level1").mkdir(parents=True)
+    (data / "level1" / "1_Matmul.py").write_text(LIBRARY_ONLY)
+    timing = Timing(repeats=3, warmups=1, min_us=0.0, rerun_share=0.0, timeout_s=120.0)
+    collect_kernels(out, data=data, levels=["level1"], draws=4, timing=timing, progress=False)
+    runs = [json.loads(line) for line in (out / "kernelbench.runs.jsonl").open()]
+    assert len(runs) >= 2 and [run["status"] for run in runs] == ["ok"] + ["skipped"] * (len(runs) - 1)
+    assert runs[0]["kernels"] == runs[0]["dropped_fast"] == 0 and runs[0]["extern_calls"]
+    assert set(runs[0]["seconds"]) == {"build", "compile", "capture", "wait", "time"}
+    assert all(run["stage"] == "barren" and "library calls only" in run["error"] for run in runs[1:])
+    graphs = list(read_dataset(out / "kernelbench.jsonl"))  # the one draw run keeps its whole-graph row
+    assert [row.task for row in graphs] == ["inductor_cpp_graph"]
+    report = collect_kernels(out, data=data, levels=["level1"], draws=8, timing=timing, progress=False)
+    added = [json.loads(line) for line in (out / "kernelbench.runs.jsonl").open()][len(runs) :]
+    assert report.tried == len(added) >= 1 and all(run["stage"] == "barren" for run in added)  # read from the log
+
+
+def test_a_time_limit_stops_starting_programs_and_a_resume_goes_on(tmp_path):
+    data, out = tmp_path / "kernelbench", tmp_path / "out"
+    (data / "level1").mkdir(parents=True)
+    for number in (1, 2, 3):
+        (data / "level1" / f"{number}_Matmul.py").write_text(LIBRARY_ONLY)
+    timing = Timing(repeats=3, warmups=1, min_us=0.0, rerun_share=0.0, timeout_s=120.0)
+    first = collect_kernels(out, data=data, levels=["level1"], draws=1, timing=timing, max_minutes=1e-4, progress=False)
+    assert first.tried == 1 and first.left == 2  # the first program started before the limit, no other
+    rest = collect_kernels(out, data=data, levels=["level1"], draws=1, timing=timing, progress=False)
+    assert rest.already_done == 1 and rest.tried == 2 and rest.left == 0
+    with pytest.raises(OptionError, match="max_minutes"):
+        collect_kernels(out, data=data, levels=["level1"], max_minutes=0, progress=False)

@@ -95,6 +95,20 @@ def test_synthetic_programs_are_seeded_and_run(index):
     assert torch.isfinite(model(x.to(dtype)).float()).all()
 
 
+def test_synthetic_chains_are_independent_inputs_of_their_own_shapes():
+    program = synthetic_program(3, seed=1, chains=3)
+    assert program.program == "synthetic/1-000003x3" and synthetic_program(3, seed=1).program == "synthetic/1-000003"
+    namespace = {}
+    exec(program.source, namespace)
+    dtype = getattr(torch, program.dtype)
+    inputs = [x.to(dtype) for x in namespace["get_inputs"]()]
+    outputs = namespace["Model"]().to(dtype)(*inputs)
+    assert len(inputs) == len(outputs) == 3 and len({x.shape for x in inputs}) == 3
+    assert all(f"x{i} = " in program.source for i in range(3)) and "x = " not in program.source
+    with pytest.raises(ValueError, match="chains must be >= 1"):
+        synthetic_program(0, chains=0)
+
+
 KINDS = [
     ("cpp_fused_add_relu_0", "pointwise"),
     ("cpp_fused__softmax_add_1", "softmax"),

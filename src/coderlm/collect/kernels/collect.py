@@ -10,13 +10,16 @@
                            latency of the compiled module end to end. ``meta``: program, draw,
                            level, kernel name and kind, dtype, input shapes, the machine
 ``<source>.runs.jsonl``    one line per program draw tried: status (ok, error with its stage,
-                           timeout, crashed, skipped: sizes that cannot be scaled down), kernels
-                           kept and dropped: the resume log
+                           timeout, crashed, skipped: sizes that cannot be scaled down, or a
+                           barren program), kernels kept and dropped, seconds per stage (build,
+                           compile, capture, wait for the timing lock, time): the resume log
 ``<source>.stats.json``    counts per status and level, kernels kept, wall time (summed over resumes)
 =========================  ==============================================================
 
 Sources: ``kernelbench`` (``data``/level1..3, each file in ``draws`` sizes, ``programs.py``) or
-``synthetic`` (``count`` generated programs, ``synthetic.py``). Programs run in ``workers``
+``synthetic`` (``count`` generated programs of ``chains`` independent chains, ``synthetic.py``).
+Once a draw of a program compiles to library calls only or times out, the program's remaining
+draws are skipped (stage ``barren``): other sizes would not change that. Programs run in ``workers``
 processes; compiling overlaps, timing takes a file lock (one program timed at a time, each worker
 pinned to its own core). A fixed share of program draws (``rerun_share``, by a hash of the key) is
 timed twice: ``meta.rerun_latency_us``, the two-run noise ceiling. Every row records the machine
@@ -72,6 +75,11 @@ class KernelReport:
     tried: int
     kernels: int
 
+    @property
+    def left(self) -> int:
+        """Programs not tried yet (a time limit stopped the run): a resume runs them."""
+        return self.requested - self.already_done - self.tried
+
 
 def machine(device: str = "cpu") -> dict[str, Any]:
     """What the labels depend on: CPU model, threads, torch version, device (and GPU name)."""
@@ -89,13 +97,16 @@ def program_jobs(
     draws: int = 3,
     seed: int = 0,
     levels: Sequence[str] = LEVELS,
+    chains: int = 3,
 ) -> Iterator[KernelProgram]:
     """The programs of ``source``: KernelBench files (the first ``count``) in ``draws`` sizes each, or
-    ``count`` synthetic programs."""
+    ``count`` synthetic programs of ``chains`` independent chains each."""
     if source == "synthetic":
         if count is None or count < 1:
             raise OptionError("count", f"must be >= 1 for synthetic programs, got {count}")
-        yield from (synthetic_program(i, seed) for i in range(count))
+        if chains < 1:
+            raise OptionError("chains", f"must be >= 1, got {chains}")
+        yield from (synthetic_program(i, seed, chains) for i in range(count))
         return
     files = kernelbench_files(Path(data) if data is not None else shared_data() / "kernelbench", levels)
     for path in files[:count]:
@@ -111,12 +122,17 @@ def collect_kernels(
     draws: int = 3,
     seed: int = 0,
     levels: Sequence[str] = LEVELS,
+    chains: int = 3,
     device: str = "cpu",
     workers: int = 1,
     timing: Timing = Timing(),
+    max_minutes: float | None = None,
     progress: bool = True,
 ) -> KernelReport:
-    """Compile and time the programs of ``source`` into the folder ``out``, resuming what is there."""
+    """Compile and time the programs of ``source`` into the folder ``out``, resuming what is there; with
+    ``max_minutes``, start no program after that many minutes (the rest is left for a resume)."""
+    if max_minutes is not None and max_minutes <= 0:
+        raise OptionError("max_minutes", f"must be > 0, got {max_minutes}")
     if source not in SOURCES:
         raise OptionError("source", f"must be one of {list(SOURCES)}, got {source!r}")
     if workers < 1:
@@ -130,9 +146,15 @@ def collect_kernels(
     dataset, log = out / f"{source}.jsonl", out / f"{source}.runs.jsonl"
     here = machine(device)
     _check_dataset(dataset, here)
-    jobs = list(program_jobs(source, data=data, count=count, draws=draws, seed=seed, levels=levels))
+    jobs = list(program_jobs(source, data=data, count=count, draws=draws, seed=seed, levels=levels, chains=chains))
     cut_torn_line(log)
-    done = {row["key"] for _, row in read_rows(log)} if log.is_file() else set()
+    logged = [row for _, row in read_rows(log)] if log.is_file() else []
+    done = {row["key"] for row in logged}
+    barren = {}  # program -> why its remaining draws are skipped
+    for row in logged:
+        generated = row.get("kernels", 0) + row.get("dropped_fast", 0)
+        if why := _barren(row["key"], row["status"], generated):
+            barren.setdefault(row["program"], why)
     todo = [job for job in jobs if job.key not in done]
     bar = tqdm(
         total=len(jobs),
@@ -146,7 +168,8 @@ def collect_kernels(
     stats = _Stats(out / f"{source}.stats.json", log, workers, timing, here)
     try:
         with JsonlAppender(dataset) as rows, JsonlAppender(log) as runs:
-            for job, result in _run(todo, workers, device, timing, out):
+            deadline = None if max_minutes is None else time.monotonic() + 60.0 * max_minutes
+            for job, result in _run(todo, workers, device, timing, out, barren, deadline):
                 new_rows, dropped = _rows(job, result, here, timing.min_us, device)
                 for row in new_rows:
                     rows.write(row)
@@ -163,8 +186,29 @@ def collect_kernels(
     return KernelReport(dataset, len(jobs), len(jobs) - len(todo), tried, kept)
 
 
-def _run(jobs: list[KernelProgram], workers: int, device: str, timing: Timing, out: Path):
-    """(job, result) as programs finish, ``workers`` at a time; each worker pinned to its own core."""
+def _barren(key: str, status: str, generated: int) -> str:
+    """Why the other draws of a program would give no kernel row, after its draw ``key`` ended with
+    ``status`` and ``generated`` kernels; "" when they may. Drawn sizes change neither a program that
+    compiles to library calls only nor one that compiles too slowly."""
+    if status == "ok" and generated == 0:
+        return f"{key} generated no kernel (library calls only)"
+    if status == "timeout":
+        return f"{key} timed out"
+    return ""
+
+
+def _run(
+    jobs: list[KernelProgram],
+    workers: int,
+    device: str,
+    timing: Timing,
+    out: Path,
+    barren: dict[str, str],
+    deadline: float | None,
+) -> Iterator[tuple[KernelProgram, dict]]:
+    """(job, result) as programs finish, ``workers`` at a time; each worker pinned to its own core. The
+    remaining draws of a program in ``barren`` (program -> why) are skipped; the dict grows as draws finish.
+    No job starts after ``deadline`` (``time.monotonic()``)."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [None]
     pending = iter(jobs)
     lock = str(out / ".timing.lock")
@@ -172,8 +216,13 @@ def _run(jobs: list[KernelProgram], workers: int, device: str, timing: Timing, o
     def serve(index: int) -> None:
         with KernelWorker(log=out / f".worker-{index}.log") as worker:
             for job in pending:  # the iterator is shared: each worker takes the next program
+                if deadline is not None and time.monotonic() > deadline:
+                    return  # this job and the rest stay unlogged: a resume runs them
                 if job.skip:
                     finished.put((job, {"status": "skipped", "stage": "scale", "error": job.skip}))
+                    continue
+                if job.program in barren:
+                    finished.put((job, {"status": "skipped", "stage": "barren", "error": barren[job.program]}))
                     continue
                 rerun = zlib.crc32(job.key.encode()) % 1000 < 1000 * timing.rerun_share
                 request = {
@@ -187,20 +236,23 @@ def _run(jobs: list[KernelProgram], workers: int, device: str, timing: Timing, o
                     "lock": lock,
                     "core": cores[index % len(cores)],
                 }
-                finished.put((job, worker.run(request, timing.timeout_s)))
+                result = worker.run(request, timing.timeout_s)
+                if why := _barren(job.key, result["status"], len(result.get("kernels", ()))):
+                    barren.setdefault(job.program, why)
+                finished.put((job, result))
 
     finished: queue.Queue = queue.Queue()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [pool.submit(serve, i) for i in range(workers)]
-        remaining = len(jobs)
-        while remaining:
+        while True:
             try:
                 yield finished.get(timeout=1.0)
-                remaining -= 1
             except queue.Empty:
                 for future in futures:
                     if future.done() and future.exception() is not None:
                         raise future.exception() from None
+                if all(future.done() for future in futures) and finished.empty():
+                    return  # every job ran, or the deadline stopped the workers
 
 
 def _rows(job: KernelProgram, result: dict, here: dict, min_us: float, device: str) -> tuple[list[dict], int]:
@@ -258,6 +310,7 @@ def _log_line(job: KernelProgram, result: dict, kept: int, dropped: int) -> dict
             "kernels": kept,
             "dropped_fast": dropped,
             "compile_s": result["compile_s"],
+            "seconds": result.get("seconds", {}),
             "extern_calls": result["graph"]["extern_calls"],
         }
     return line | {"stage": result.get("stage"), "error": result.get("error", "")[:1000]}

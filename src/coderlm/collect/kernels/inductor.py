@@ -15,10 +15,13 @@ the kernels are Triton (``triton_*``), timed with ``triton.testing.do_bench``.
 Timing (CPU): one thread (``OMP_NUM_THREADS=1``, set by the collector), denormals flushed, the
 process pinned to one core. The compiled program runs once with each kernel wrapped to capture its
 arguments; then each kernel is called alone ``warmups + repeats`` times and its latency is the
-median of the repeats (buffers a kernel updates in place are restored before each call, untimed).
+median of the repeats (buffers a kernel updates in place are restored before each call, untimed;
+warm-ups stop early once they took 0.2 s, at least one).
 A ``rerun`` job times everything a second time: the two-run noise ceiling. The whole graph is timed
-the same way (median of ``repeats`` calls of the compiled module). With ``lock``, the timing phase
-holds that file lock: parallel workers compile at once but time one at a time; the worker says
+the same way (median of ``repeats`` calls of the compiled module; fewer, not under 5, when they would
+take over 3 s: a graph of library calls can take seconds per call, a kernel row keeps every repeat).
+With ``lock``, the timing phase holds that file lock: parallel workers compile at once but time one
+at a time; the worker says
 ``{"event": "waiting"}`` before it waits for the lock and ``{"event": "timing"}`` once it holds it,
 so the collector's timeout covers compiling and timing but not the wait.
 """
@@ -32,6 +35,7 @@ import os
 import re
 import statistics
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -44,6 +48,9 @@ from torch._inductor.utils import run_and_get_code
 
 from coderlm.collect.kernels.texts import CPP_KERNEL, TRITON_KERNEL, graph_text, kernel_text
 
+WARMUP_S = 0.2  # warm-up calls stop once they took this long
+GRAPH_BUDGET_S = 3.0  # a whole graph is timed with fewer repeats when they would take longer than this
+MIN_REPEATS = 5  # but never fewer than this
 EXTERN_CALL = re.compile(r"\b(extern_kernels\.\w+|aten\.\w+(?:\.\w+)?)\(")
 KINDS = (  # the first whose words appear in a kernel's name (the ops it fuses) names its kind
     ("softmax", ("softmax", "logsumexp")),
@@ -68,7 +75,7 @@ def generated_kernels(code: str, device: str) -> dict[str, str]:
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Build, compile, capture and time one program; a record with ``status`` ok or the failing stage."""
-    stage = "build"
+    stage, seconds, clock = "build", {}, time.perf_counter()
     try:
         device = job.get("device", "cpu")
         dtype = getattr(torch, job.get("dtype", "float32"))
@@ -77,12 +84,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         torch.manual_seed(0)
         model = namespace["Model"](*namespace["get_init_inputs"]()).eval().to(device=device, dtype=dtype)
         inputs = [_cast(x, device, dtype) for x in namespace["get_inputs"]()]
+        seconds["build"], clock = time.perf_counter() - clock, time.perf_counter()
         stage = "compile"
         compiled = torch.compile(model, backend="inductor")
         with torch.no_grad():
-            began = time.perf_counter()
             _, codes = run_and_get_code(compiled, *inputs)
-            compile_s = time.perf_counter() - began
+        seconds["compile"], clock = time.perf_counter() - clock, time.perf_counter()
         stage = "capture"
         code = "\n".join(codes)
         sources = {}
@@ -92,14 +99,17 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         captured = _capture(module, sources, device)
         with torch.no_grad():
             compiled(*inputs)
+        seconds["capture"], clock = time.perf_counter() - clock, time.perf_counter()
         stage = "time"
         timings, rerun = {"kernels": {}, "graph": None}, None
         if job.get("time", True):
             _event("waiting")  # the collector stops the clock while this worker waits for the timing lock
             with _locked(job.get("lock")):
                 _event("timing")
+                seconds["wait"], clock = time.perf_counter() - clock, time.perf_counter()
                 timings = _time_all(captured, compiled, inputs, job, device)
                 rerun = _time_all(captured, compiled, inputs, job, device) if job.get("rerun") else None
+                seconds["time"] = time.perf_counter() - clock
     except Exception as exc:  # one program's failure is its record, not the collector's
         return {
             "status": "error",
@@ -123,7 +133,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         graph["rerun_latency_us"] = rerun["graph"]
     return {
         "status": "ok",
-        "compile_s": round(compile_s, 3),
+        "compile_s": round(seconds["compile"], 3),
+        "seconds": {stage: round(value, 3) for stage, value in seconds.items()},
         "kernels": kernels,
         "graph": graph,
         "input_shapes": [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)],
@@ -187,7 +198,7 @@ def _time_all(captured: dict[str, dict], compiled, inputs: list, job: dict, devi
             continue  # generated but not called on these inputs
         kernels[name] = _time_kernel(entry, repeats, warmups, device)
     with torch.no_grad():
-        graph = _median_us(lambda: compiled(*inputs), repeats, warmups, device)
+        graph = _median_us(lambda: compiled(*inputs), repeats, warmups, device, budget_s=GRAPH_BUDGET_S)
     return {"kernels": kernels, "graph": graph}
 
 
@@ -200,28 +211,43 @@ def _time_kernel(entry: dict, repeats: int, warmups: int, device: str) -> float:
         return 1000.0 * float(do_bench(lambda: kernel.run(*args, **kwargs), warmup=25, rep=100))
     kernel, in_place = entry["kernel"], entry["in_place"]
     saved = {i: args[i].clone() for i in in_place}
-    times = []
-    for i in range(warmups + repeats):
+
+    def restore() -> None:
         for position, value in saved.items():
             args[position].copy_(value)
-        began = time.perf_counter_ns()
-        kernel(*args)
-        if i >= warmups:
-            times.append((time.perf_counter_ns() - began) / 1000.0)
-    return float(statistics.median(times))
+
+    return _median_us(lambda: kernel(*args), repeats, warmups, device, before=restore)
 
 
-def _median_us(call: Callable[[], Any], repeats: int, warmups: int, device: str) -> float:
-    times = []
-    for i in range(warmups + repeats):
+def _median_us(
+    call: Callable[[], Any],
+    repeats: int,
+    warmups: int,
+    device: str,
+    before: Callable[[], Any] | None = None,
+    budget_s: float | None = None,
+) -> float:
+    """Median µs of ``repeats`` calls after up to ``warmups`` (at least one; no more once they took
+    ``WARMUP_S``: a 100 ms kernel is warm after one call). ``before`` runs untimed before each call. With
+    ``budget_s``, fewer repeats (not under ``MIN_REPEATS``) when the last warm-up says they would take longer."""
+    times: list[float] = []
+    warmed, warm_s, took_us = 0, 0.0, 0.0
+    while len(times) < repeats:
+        if before is not None:
+            before()
         if device == "cuda":
             torch.cuda.synchronize()
         began = time.perf_counter_ns()
         call()
         if device == "cuda":
             torch.cuda.synchronize()
-        if i >= warmups:
-            times.append((time.perf_counter_ns() - began) / 1000.0)
+        took_us = (time.perf_counter_ns() - began) / 1000.0
+        if warmed < max(1, warmups) and (warmed == 0 or warm_s < WARMUP_S):
+            warmed, warm_s = warmed + 1, warm_s + took_us / 1e6
+            if budget_s is not None:
+                repeats = min(repeats, max(MIN_REPEATS, int(budget_s / (took_us / 1e6))))
+        else:
+            times.append(took_us)
     return float(statistics.median(times))
 
 
@@ -244,8 +270,19 @@ def _event(name: str) -> None:
     sys.stdout.flush()
 
 
+def _exit_with(parent: int) -> None:
+    """End this process soon after ``parent`` ends (a killed collector closes stdin, but a worker busy
+    compiling or timing would only read that after its job: minutes of a core). ``parent`` comes from
+    the collector (``CODERLM_COLLECTOR_PID``): it may have ended before this process got here."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
 def main() -> None:
     """Serve jobs from stdin until it closes: one JSON line in, one JSON line out."""
+    parent = int(os.environ.get("CODERLM_COLLECTOR_PID", os.getppid()))
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
     inductor_config.compile_threads = 1  # the collector runs programs in parallel; no compile pool here

@@ -4,7 +4,8 @@
 compiling and again for timing (not while the worker waits its turn to time).
 A program that hangs is killed with its process (status ``timeout``); one that kills the process
 (a segfault in generated code, the out-of-memory killer) gets status ``crashed`` with the end of
-the worker's stderr; either way the next job starts a fresh worker. Workers run with one OpenMP
+the worker's stderr; either way the next job starts a fresh worker. A worker ends within a second of
+its collector, even mid-job (a killed collection leaves no process behind). Workers run with one OpenMP
 thread and are replaced after ``max_jobs`` programs, so compiler caches do not grow without end.
 """
 
@@ -67,7 +68,11 @@ class KernelWorker:
 
     def _restart(self) -> None:
         self.close()
-        env = os.environ | {"OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads)}
+        env = os.environ | {
+            "OMP_NUM_THREADS": str(self.threads),
+            "MKL_NUM_THREADS": str(self.threads),
+            "CODERLM_COLLECTOR_PID": str(os.getpid()),  # the worker ends when this process does
+        }
         stderr: IO | int = open(self.log, "ab") if self.log is not None else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             [sys.executable, "-m", "coderlm.collect.kernels.inductor"],
