@@ -139,6 +139,12 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=64, help="samples per test kernel")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
+    parser.add_argument(
+        "--rlm",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="train the RLM (--no-rlm: baselines only, e.g. a regression head in a second process)",
+    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here (rewritten after every method)")
     args = parser.parse_args()
     paths = [Path(p) for p in args.data.split(",") if p and Path(p).is_file()]
@@ -181,32 +187,33 @@ def main() -> None:
         counted = np.array([float(iterations(texts[i])) for i in te])  # no training: the parsed loop nests
         results.append({"split": how, "method": "loop iterations", **scores(counted, targets[te, 0], levels, kinds)})
         print(f"  loop iterations: {results[-1]['spearman']:.3f}")
-        start = time.perf_counter()
-        rlm = RegressionLM(
-            **text,
-            model=model,
-            num_samples=args.samples,
-            batch_size=32,
-            training={**training, "val_metric": "spearman", "ema_decay": 0.998, "patience": 4, "average_best": 2},
-        )
-        rlm.fit(pick(tr), targets[tr], objectives=["latency_us"], val_texts=pick(va), val_targets=targets[va])
-        train_s = time.perf_counter() - start
-        start = time.perf_counter()
-        samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
-        predict_s = time.perf_counter() - start
-        results.append(
-            {
-                "split": how,
-                "method": "rlm",
-                "number_values": args.number_values,
-                **scores(point_estimate(samples)[:, 0], targets[te, 0], levels, kinds),
-                "train_s": train_s,
-                "queries_per_s": len(te) / predict_s,
-                "truncated": rlm.fit_report_.get("truncated"),
-                "best_step": rlm.fit_report_.get("best_step"),
-            }
-        )
-        write_report(args, results, counts, complete=False)
+        if args.rlm:
+            start = time.perf_counter()
+            rlm = RegressionLM(
+                **text,
+                model=model,
+                num_samples=args.samples,
+                batch_size=32,
+                training={**training, "val_metric": "spearman", "ema_decay": 0.998, "patience": 4, "average_best": 2},
+            )
+            rlm.fit(pick(tr), targets[tr], objectives=["latency_us"], val_texts=pick(va), val_targets=targets[va])
+            train_s = time.perf_counter() - start
+            start = time.perf_counter()
+            samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
+            predict_s = time.perf_counter() - start
+            results.append(
+                {
+                    "split": how,
+                    "method": "rlm",
+                    "number_values": args.number_values,
+                    **scores(point_estimate(samples)[:, 0], targets[te, 0], levels, kinds),
+                    "train_s": train_s,
+                    "queries_per_s": len(te) / predict_s,
+                    "truncated": rlm.fit_report_.get("truncated"),
+                    "best_step": rlm.fit_report_.get("best_step"),
+                }
+            )
+            write_report(args, results, counts, complete=False)
         seen = np.concatenate([tr, va])  # baselines have no early stopping: they train on train + val
         for name in [b for b in args.baselines.split(",") if b]:
             options = {}

@@ -178,8 +178,8 @@ def add_kernels(kinds: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--chains",
         type=int,
-        default=3,
-        help="synthetic: independent chains of operations per program, each its own input and kernels (default 3)",
+        default=5,
+        help="synthetic: independent chains of operations per program, each its own input and kernels (default 5)",
     )
     p.add_argument("--seed", type=int, default=0, help="sizes drawn, programs generated (default 0)")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="C++ kernels on CPU, Triton on CUDA")

@@ -97,7 +97,7 @@ def program_jobs(
     draws: int = 3,
     seed: int = 0,
     levels: Sequence[str] = LEVELS,
-    chains: int = 3,
+    chains: int = 5,
 ) -> Iterator[KernelProgram]:
     """The programs of ``source``: KernelBench files (the first ``count``) in ``draws`` sizes each, or
     ``count`` synthetic programs of ``chains`` independent chains each."""
@@ -122,7 +122,7 @@ def collect_kernels(
     draws: int = 3,
     seed: int = 0,
     levels: Sequence[str] = LEVELS,
-    chains: int = 3,
+    chains: int = 5,
     device: str = "cpu",
     workers: int = 1,
     timing: Timing = Timing(),

@@ -19,7 +19,7 @@ median of the repeats (buffers a kernel updates in place are restored before eac
 warm-ups stop early once they took 0.2 s, at least one).
 A ``rerun`` job times everything a second time: the two-run noise ceiling. The whole graph is timed
 the same way (median of ``repeats`` calls of the compiled module; fewer, not under 5, when they would
-take over 3 s: a graph of library calls can take seconds per call, a kernel row keeps every repeat).
+take over 1 s: a graph of library calls can take seconds per call, a kernel row keeps every repeat).
 With ``lock``, the timing phase holds that file lock: parallel workers compile at once but time one
 at a time; the worker says
 ``{"event": "waiting"}`` before it waits for the lock and ``{"event": "timing"}`` once it holds it,
@@ -49,7 +49,7 @@ from torch._inductor.utils import run_and_get_code
 from coderlm.collect.kernels.texts import CPP_KERNEL, TRITON_KERNEL, graph_text, kernel_text
 
 WARMUP_S = 0.2  # warm-up calls stop once they took this long
-GRAPH_BUDGET_S = 3.0  # a whole graph is timed with fewer repeats when they would take longer than this
+GRAPH_BUDGET_S = 1.0  # a whole graph is timed with fewer repeats when they would take longer than this
 MIN_REPEATS = 5  # but never fewer than this
 EXTERN_CALL = re.compile(r"\b(extern_kernels\.\w+|aten\.\w+(?:\.\w+)?)\(")
 KINDS = (  # the first whose words appear in a kernel's name (the ops it fuses) names its kind
