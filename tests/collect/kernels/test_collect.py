@@ -7,7 +7,7 @@ import pytest
 
 from coderlm.cli import main
 from coderlm.cli.predict import read_inputs
-from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, rewrite_texts
+from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, program_jobs, rewrite_texts
 from coderlm.data import read_dataset
 from coderlm.options import OptionError
 
@@ -227,3 +227,16 @@ def test_a_time_limit_stops_starting_programs_and_a_resume_goes_on(tmp_path):
     assert rest.already_done == 1 and rest.tried == 2 and rest.left == 0
     with pytest.raises(OptionError, match="max_minutes"):
         collect_kernels(out, data=data, levels=["level1"], max_minutes=0, progress=False)
+
+
+def test_kernelbench_jobs_come_draw_by_draw(tmp_path):
+    (tmp_path / "level1").mkdir()
+    for number in (1, 2):
+        (tmp_path / "level1" / f"{number}_Good.py").write_text(GOOD)
+    jobs = list(program_jobs("kernelbench", data=tmp_path, draws=2, levels=["level1"]))
+    assert [(job.program.split("/")[-1], job.draw) for job in jobs] == [
+        ("1_Good", 0),
+        ("2_Good", 0),
+        ("1_Good", 1),
+        ("2_Good", 1),
+    ]

@@ -99,8 +99,8 @@ def program_jobs(
     levels: Sequence[str] = LEVELS,
     chains: int = 5,
 ) -> Iterator[KernelProgram]:
-    """The programs of ``source``: KernelBench files (the first ``count``) in ``draws`` sizes each, or
-    ``count`` synthetic programs of ``chains`` independent chains each."""
+    """The programs of ``source``: KernelBench files (the first ``count``) in ``draws`` sizes each, draw by
+    draw, or ``count`` synthetic programs of ``chains`` independent chains each."""
     if source == "synthetic":
         if count is None or count < 1:
             raise OptionError("count", f"must be >= 1 for synthetic programs, got {count}")
@@ -109,8 +109,10 @@ def program_jobs(
         yield from (synthetic_program(i, seed, chains) for i in range(count))
         return
     files = kernelbench_files(Path(data) if data is not None else shared_data() / "kernelbench", levels)
-    for path in files[:count]:
-        yield from scaled_draws(path, draws, seed)
+    jobs = [job for path in files[:count] for job in scaled_draws(path, draws, seed)]
+    # every program's first size, then every second size, ...: a time-limited run covers the programs
+    # before it adds sizes, and a program's first draw has ended (barren or not) before its second starts
+    yield from sorted(jobs, key=lambda job: job.draw)
 
 
 def collect_kernels(
