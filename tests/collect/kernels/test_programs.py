@@ -1,5 +1,6 @@
 """KernelBench programs scaled down, and generated programs: sources that build on any machine."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,13 @@ def test_synthetic_programs_are_seeded_and_run(index):
     (x,) = namespace["get_inputs"]()
     assert 1e4 / 4 <= x.numel() <= 4e6 * 4
     assert torch.isfinite(model(x.to(dtype)).float()).all()
+
+
+@pytest.mark.parametrize("index, seed, digest", [(0, 0, "299f76d6847f141a"), (7, 3, "083fbb06c7a62cde")])
+def test_one_chain_writes_the_programs_of_earlier_versions(index, seed, digest):
+    # sha256 of the sources the one-chain generator wrote before chains existed: datasets collected then
+    # keep their ids' meaning on resume
+    assert hashlib.sha256(synthetic_program(index, seed).source.encode()).hexdigest()[:16] == digest
 
 
 def test_synthetic_chains_are_independent_inputs_of_their_own_shapes():
