@@ -10,7 +10,7 @@ from pathlib import Path
 from coderlm.cli.flags import csv_list, require_file
 from coderlm.cli.profile import add_protocol_flags
 from coderlm.collect.kernels.collect import SOURCES, Timing, collect_kernels
-from coderlm.collect.kernels.collect import rewrite_texts as rewrite_kernel_texts
+from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_texts
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
@@ -109,11 +109,6 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         default="problem+code",
         help="what the model reads: problem description + code (default, as the paper), code only, also the "
         "tests, or (leetcode) code + a summary of the test inputs + the statement",
-    )
-    p.add_argument(
-        "--max-minutes",
-        type=float,
-        help="start no program after this many minutes; rerun the same command to go on (default: no limit)",
     )
     p.add_argument(
         "--rewrite-text",

@@ -7,7 +7,8 @@ import pytest
 
 from coderlm.cli import main
 from coderlm.cli.predict import read_inputs
-from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, program_jobs, rewrite_texts
+from coderlm.collect.kernels.collect import Timing, collect_kernels, compile_kernels, program_jobs
+from coderlm.collect.kernels.dataset import rewrite_texts
 from coderlm.data import read_dataset
 from coderlm.options import OptionError
 

@@ -33,22 +33,21 @@ import concurrent.futures
 import dataclasses
 import json
 import os
-import platform
 import queue
 import time
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 from tqdm.auto import tqdm
 
 from coderlm.atomic import write_atomic
+from coderlm.collect.kernels.dataset import check_dataset, machine
 from coderlm.collect.kernels.programs import LEVELS, KernelProgram, kernelbench_files, scaled_draws
 from coderlm.collect.kernels.synthetic import synthetic_program
-from coderlm.collect.kernels.texts import TEXT_REVISION, annotated, kernel_text
+from coderlm.collect.kernels.texts import TEXT_REVISION
 from coderlm.collect.kernels.worker import KernelWorker
 from coderlm.collect.programs.corpora import shared_data
 from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
@@ -79,14 +78,6 @@ class KernelReport:
     def left(self) -> int:
         """Programs not tried yet (a time limit stopped the run): a resume runs them."""
         return self.requested - self.already_done - self.tried
-
-
-def machine(device: str = "cpu") -> dict[str, Any]:
-    """What the labels depend on: CPU model, threads, torch version, device (and GPU name)."""
-    record = {"cpu": _cpu_model(), "threads": 1, "torch": torch.__version__, "device": device}
-    if device == "cuda":
-        record["gpu"] = torch.cuda.get_device_name(0)
-    return record
 
 
 def program_jobs(
@@ -147,7 +138,7 @@ def collect_kernels(
     out.mkdir(parents=True, exist_ok=True)
     dataset, log = out / f"{source}.jsonl", out / f"{source}.runs.jsonl"
     here = machine(device)
-    _check_dataset(dataset, here)
+    check_dataset(dataset, here)
     jobs = list(program_jobs(source, data=data, count=count, draws=draws, seed=seed, levels=levels, chains=chains))
     cut_torn_line(log)
     logged = [row for _, row in read_rows(log)] if log.is_file() else []
@@ -318,56 +309,6 @@ def _log_line(job: KernelProgram, result: dict, kept: int, dropped: int) -> dict
     return line | {"stage": result.get("stage"), "error": result.get("error", "")[:1000]}
 
 
-def _check_dataset(dataset: Path, here: dict) -> None:
-    """Refuse to add rows measured here to a dataset measured on another machine, or written with another
-    text revision."""
-    cut_torn_line(dataset)
-    if not dataset.is_file():
-        return
-    for number, row in read_rows(dataset):
-        meta = row.get("meta", {}) if isinstance(row, dict) else {}
-        if meta.get("machine") != here:
-            raise ValueError(
-                f"{dataset}:{number}: measured on {meta.get('machine')}, this run measures on {here}; "
-                "collect into another out (latencies of two machines do not mix)"
-            )
-        if meta.get("text_revision", 1) != TEXT_REVISION:
-            raise ValueError(
-                f"{dataset}:{number}: text revision {meta.get('text_revision', 1)}, this run writes "
-                f"{TEXT_REVISION}; rewrite the dataset's texts first (coderlm collect kernels --rewrite-text)"
-            )
-        return  # every row of a dataset is written by runs that passed this check
-
-
-def rewrite_texts(dataset: str | Path) -> int:
-    """Rewrite the texts of an older dataset as this version writes them (the labels stay: a kernel's text
-    follows from its stored source), atomically; returns how many rows changed."""
-    dataset = Path(dataset)
-    if not dataset.is_file():
-        raise FileNotFoundError(f"{dataset}: no kernel dataset here")
-    cut_torn_line(dataset)
-    rows, changed = [], 0
-    for number, row in read_rows(dataset):
-        try:
-            meta, text, task = row["meta"], row["text"], row["task"]
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"{dataset}:{number}: not a row written by the kernel collector ({exc})") from exc
-        if meta.get("text_revision", 1) < TEXT_REVISION:
-            if task.endswith("_graph"):
-                row["text"] = annotated("", text)
-            else:
-                head, _, body = text.partition("\n")
-                if head != f"// {meta.get('kernel')}":
-                    raise ValueError(f"{dataset}:{number}: kernel text does not start with its name ({head[:80]!r})")
-                row["text"] = kernel_text(meta["kernel"], body)
-            meta["text_revision"] = TEXT_REVISION
-            changed += 1
-        rows.append(row)
-    if changed:
-        write_atomic(dataset, "".join(json.dumps(row) + "\n" for row in rows))
-    return changed
-
-
 class _Stats:
     """``<source>.stats.json``: counts per status and level from the runs log, wall time summed over runs."""
 
@@ -396,16 +337,6 @@ class _Stats:
 
 def _read_json(path: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def compile_kernels(path: str | Path, device: str = "cpu", timeout_s: float = 300.0) -> list[tuple[str, str]]:

@@ -231,7 +231,7 @@ def _median_us(
     ``WARMUP_S``: a 100 ms kernel is warm after one call). ``before`` runs untimed before each call. With
     ``budget_s``, fewer repeats (not under ``MIN_REPEATS``) when the last warm-up says they would take longer."""
     times: list[float] = []
-    warmed, warm_s, took_us = 0, 0.0, 0.0
+    warmed, warm_s = 0, 0.0
     while len(times) < repeats:
         if before is not None:
             before()

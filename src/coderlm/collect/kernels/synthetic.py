@@ -42,19 +42,23 @@ def synthetic_program(index: int, seed: int = 0, chains: int = 1) -> KernelProgr
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
     rng = np.random.default_rng([seed, index])
-    rank = int(rng.choice([2, 3, 4], p=[0.4, 0.3, 0.3]))
-    shapes = [_shape(rng, rank, math.exp(rng.uniform(math.log(1e4), math.log(4e6))))]
+    shapes = [_random_shape(rng)]
     dtype = "bfloat16" if rng.random() < 0.3 else "float32"  # one per program: the model is cast to it
     init: list[str] = []
     body: list[str] = []
     for chain in range(chains):
         if chain:
-            rank = int(rng.choice([2, 3, 4], p=[0.4, 0.3, 0.3]))
-            shapes.append(_shape(rng, rank, math.exp(rng.uniform(math.log(1e4), math.log(4e6)))))
+            shapes.append(_random_shape(rng))
         name, prefix = ("x", "") if chains == 1 else (f"x{chain}", f"{chain}_")
         _chain(rng, shapes[chain], name, prefix, init, body, MAX_MACS if chains > 1 else None)
     program = f"synthetic/{seed}-{index:06d}" + (f"x{chains}" if chains > 1 else "")
     return KernelProgram(program, 0, _source(init, body, shapes), "synthetic", dtype)
+
+
+def _random_shape(rng: np.random.Generator) -> tuple[int, ...]:
+    """A 2-D, 3-D or 4-D shape of 1e4..4e6 elements (log-uniform)."""
+    rank = int(rng.choice([2, 3, 4], p=[0.4, 0.3, 0.3]))
+    return _shape(rng, rank, math.exp(rng.uniform(math.log(1e4), math.log(4e6))))
 
 
 def _chain(
