@@ -233,3 +233,17 @@ def test_a_share_of_programs_is_profiled_twice_chosen_by_key():
     assert {Protocol(passes=2).passes_for(k) for k in keys} == {2} and Protocol().passes_for(keys[0]) == 1
     with pytest.raises(OptionError, match=r"^rerun_share must be in \[0, 1\], got 1.5$"):
         Protocol(rerun_share=1.5)
+
+
+def test_stats_forget_a_skipped_language_once_it_is_collected(tmp_path):
+    from coderlm.collect.programs.collect import _write_stats
+
+    stats, log = tmp_path / "leetcode.stats.json", tmp_path / "leetcode.runs.jsonl"
+    missing = {"cpp": "toolchain incomplete: `clang++-19 --version` failed", "go": "toolchain incomplete: go"}
+    _write_stats(stats, log, 1.0, missing, Protocol(), 2, [])  # the first run: no compilers
+    assert json.loads(stats.read_text())["skipped_languages"] == missing
+    log.write_text(json.dumps({"key": "cpp/leetcode/0001/Solution.cpp", "language": "cpp", "status": "passed"}) + "\n")
+    _write_stats(stats, log, 1.0, {}, Protocol(), 2, [])  # clang installed, cpp collected; go still missing
+    again = json.loads(stats.read_text())
+    assert again["skipped_languages"] == {"go": missing["go"]} and again["languages"]["cpp"]["passed"] == 1
+    assert again["sessions"] == 2 and again["wall_s"] == 2.0

@@ -354,9 +354,11 @@ def _write_stats(
             **{s: c.get(s, 0) for s in STATUSES},
             **{s: n for s, n in c.items() if s not in STATUSES},
         }
+    # a language skipped by an earlier run (a missing toolchain) and collected since is no longer skipped
+    earlier = {lang: why for lang, why in previous.get("skipped_languages", {}).items() if lang not in languages}
     stats = {
         "languages": languages,
-        "skipped_languages": {**previous.get("skipped_languages", {}), **skipped},
+        "skipped_languages": {**earlier, **skipped},
         "skipped_programs": _skip_counts(skips),
         "wall_s": previous.get("wall_s", 0.0) + wall_s,
         "sessions": previous.get("sessions", 0) + 1,
@@ -364,7 +366,7 @@ def _write_stats(
         "workers": workers,
         "isolation": {k: v for k, v in isolation().items() if k not in ("launcher", "unshare", "setpriv")},
     }
-    path.write_text(json.dumps(stats, indent=2) + "\n")
+    write_atomic(path, json.dumps(stats, indent=2) + "\n")
 
 
 def _skip_counts(skips: list[dict]) -> dict[str, dict[str, int]]:
