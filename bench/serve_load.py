@@ -61,15 +61,21 @@ def train_default_model(folder: Path, dim: int, steps: int) -> Path:
     return rlm.fit(texts, targets).save(folder)
 
 
-def offline_row(model_dir: Path, texts: list[str], num_samples: int, seconds: float) -> dict:
-    """In-process ``predict`` on all of ``texts``, repeated for ``seconds`` (after one warm-up call)."""
+def offline_row(model_dir: Path, texts: list[str], num_samples: int, seconds: float, per_call: int = 0) -> dict:
+    """In-process ``predict`` on all of ``texts``, repeated for ``seconds`` (after one warm-up call):
+    in one call (``per_call`` 0: the model batches as it does offline) or ``per_call`` inputs a call."""
     rlm = RegressionLM.load(model_dir)
     rlm.predict(texts[:32], num_samples=num_samples)
+    calls = [texts] if per_call <= 0 else [texts[i : i + per_call] for i in range(0, len(texts), per_call)]
     inputs, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        rlm.predict(texts, num_samples=num_samples)
-        inputs += len(texts)
-    return {"method": "offline", "phase": "-", "inputs_per_s": inputs / (time.perf_counter() - start)}
+        for call in calls:
+            rlm.predict(call, num_samples=num_samples)
+            inputs += len(call)
+            if per_call > 0 and time.perf_counter() - start >= seconds:
+                break
+    row = {"method": "offline", "phase": "-", "inputs_per_s": inputs / (time.perf_counter() - start)}
+    return row | ({"max_batch": per_call} if per_call > 0 else {})
 
 
 class ServerProcess:
@@ -225,6 +231,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="torch threads, offline and in the server (default: each's own)")
     parser.add_argument("--overload-queue", type=int, default=64, help="queue (inputs) of the overload server")
     parser.add_argument("--overload-inputs", type=int, default=4, help="inputs per request under overload")
+    parser.add_argument(
+        "--offline-batches",
+        default="1,8,32",
+        help="also time in-process predict at these inputs per call (comma-separated; '' for none): "
+        "what batching can give at most on this machine, before any HTTP",
+    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
@@ -243,6 +255,9 @@ def main() -> None:
             texts = list(dict.fromkeys(line_count_task(args.pool, seed=1, max_lines=24)[0]))
         rows = [offline_row(model_dir, texts, args.num_samples, args.seconds) | {"threads": torch.get_num_threads()}]
         print(f"offline: {rows[0]['inputs_per_s']:.1f} inputs/s", file=sys.stderr)
+        for per_call in [int(b) for b in args.offline_batches.split(",") if b]:
+            rows.append(offline_row(model_dir, texts, args.num_samples, args.seconds, per_call))
+            print(f"offline, {per_call} input(s) a call: {rows[-1]['inputs_per_s']:.1f} inputs/s", file=sys.stderr)
         pool = itertools.cycle(texts)
         samples = args.num_samples
 
@@ -257,7 +272,7 @@ def main() -> None:
 
         sustainable = next(
             (r["inputs_per_s"] for r in rows if r.get("max_batch") == args.max_batch and r.get("clients") == 32),
-            rows[1]["inputs_per_s"],
+            next(r["inputs_per_s"] for r in rows if r["method"] == "serve"),
         )
         queue = max(args.overload_queue, args.overload_inputs)
         flags = ["--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms), *threads]
@@ -292,6 +307,10 @@ def print_checks(rows: list[dict], max_batch: int) -> None:
         found = [r for r in rows if r.get("phase") == phase and r.get("max_batch") == batch and r["clients"] == clients]
         return found[0] if found else None
 
+    one = next((r for r in rows if r["method"] == "offline" and r.get("max_batch") == 1), None)
+    if one:
+        gain = rows[0]["inputs_per_s"] / one["inputs_per_s"]
+        print(f"in-process: one predict call on all inputs gives {gain:.1f}x the inputs/s of one input a call")
     on, off = row("closed", max_batch, 32), row("closed", 1, 32)
     if on and off:
         print(
