@@ -66,13 +66,14 @@ def offline_row(model_dir: Path, texts: list[str], num_samples: int, seconds: fl
     in one call (``per_call`` 0: the model batches as it does offline) or ``per_call`` inputs a call."""
     rlm = RegressionLM.load(model_dir)
     rlm.predict(texts[:32], num_samples=num_samples)
-    calls = [texts] if per_call <= 0 else [texts[i : i + per_call] for i in range(0, len(texts), per_call)]
+    size = per_call if per_call > 0 else len(texts)
+    calls = [texts[i : i + size] for i in range(0, len(texts), size)]
     inputs, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for call in calls:
             rlm.predict(call, num_samples=num_samples)
             inputs += len(call)
-            if per_call > 0 and time.perf_counter() - start >= seconds:
+            if time.perf_counter() - start >= seconds:
                 break
     row = {"method": "offline", "phase": "-", "inputs_per_s": inputs / (time.perf_counter() - start)}
     return row | ({"max_batch": per_call} if per_call > 0 else {})

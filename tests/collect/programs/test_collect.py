@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from coderlm.cli import main
-from coderlm.collect.programs.collect import TEXT_REVISION, Protocol, collect_programs, with_description
+from coderlm.collect.programs.collect import TEXT_REVISION, Protocol, _write_stats, collect_programs, with_description
 from coderlm.collect.programs.corpora import load_jobs, shared_data
 from coderlm.data import read_dataset
 from coderlm.options import OptionError
@@ -236,8 +236,6 @@ def test_a_share_of_programs_is_profiled_twice_chosen_by_key():
 
 
 def test_stats_forget_a_skipped_language_once_it_is_collected(tmp_path):
-    from coderlm.collect.programs.collect import _write_stats
-
     stats, log = tmp_path / "leetcode.stats.json", tmp_path / "leetcode.runs.jsonl"
     missing = {"cpp": "toolchain incomplete: `clang++-19 --version` failed", "go": "toolchain incomplete: go"}
     _write_stats(stats, log, 1.0, missing, Protocol(), 2, [])  # the first run: no compilers
