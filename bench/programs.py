@@ -302,7 +302,7 @@ def main() -> None:
                     )
                 train_s = time.perf_counter() - start
                 start = time.perf_counter()
-                samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
+                samples = rlm.sample(pick(te), num_samples=args.samples, seed=0, progress=True)
                 predict_s = time.perf_counter() - start
                 pooled.append(samples)
                 predicted = point_estimate(samples, "median")

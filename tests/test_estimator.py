@@ -95,6 +95,15 @@ def test_sample_shapes_and_intervals(fitted):
     assert (greedy == greedy[:, :1]).all()
 
 
+def test_sampling_progress_counts_inputs_on_stderr_and_changes_no_sample(fitted, capsys):
+    texts, _ = line_count_task(5, seed=3)
+    quiet = fitted.sample(texts, num_samples=8, seed=0)
+    assert capsys.readouterr().err == ""
+    shown = fitted.sample(texts, num_samples=8, seed=0, progress=True)
+    np.testing.assert_array_equal(quiet, shown)
+    assert "sampling" in (err := capsys.readouterr().err) and "5/5" in err
+
+
 def test_log_prob_prefers_the_truth(fitted):
     texts, targets = line_count_task(30, seed=4)
     truth = fitted.log_prob(texts, targets)

@@ -32,9 +32,15 @@ def load_models(paths: Sequence[str | Path]) -> list[RegressionLM]:
 
 
 def pooled_samples(
-    models: Sequence[RegressionLM], texts: Sequence[str], num_samples: int | None = None, seed: int | None = 0
+    models: Sequence[RegressionLM],
+    texts: Sequence[str],
+    num_samples: int | None = None,
+    seed: int | None = 0,
+    progress: bool = False,
 ) -> np.ndarray:
-    """Float64 samples (n, m * S, k): the S samples of each of the m models, model by model."""
+    """Float64 samples (n, m * S, k): the S samples of each of the m models, model by model (``progress``: a
+    bar per model on stderr)."""
     if not models:
         raise ValueError("no model given")
-    return np.concatenate([model.sample(texts, num_samples=num_samples, seed=seed) for model in models], axis=1)
+    samples = [model.sample(texts, num_samples=num_samples, seed=seed, progress=progress) for model in models]
+    return np.concatenate(samples, axis=1)

@@ -247,10 +247,12 @@ class RegressionLM:
         num_samples: int | None = None,
         temperature: float | None = None,
         seed: int | None = None,
+        progress: bool = False,
     ) -> np.ndarray:
         """Float64 samples (n, num_samples, k); NaN/±inf only for declared special values. Readout objectives
-        (``fit_readout``) come last, each computed from the same sample's decoded objectives."""
-        ids = self.sample_tokens(texts, num_samples, temperature, seed)  # checks the model is fitted
+        (``fit_readout``) come last, each computed from the same sample's decoded objectives. ``progress``: a
+        bar on stderr counting the inputs sampled."""
+        ids = self.sample_tokens(texts, num_samples, temperature, seed, progress)  # checks the model is fitted
         values = self.codec_.decode(ids)
         return np.concatenate([values, *(r.apply(values)[..., None] for r in self.readouts_)], axis=-1)
 
@@ -277,20 +279,28 @@ class RegressionLM:
         num_samples: int | None = None,
         temperature: float | None = None,
         seed: int | None = None,
+        progress: bool = False,
     ) -> np.ndarray:
         """Number token ids (n, num_samples, k * L) as sampled, before decoding to floats."""
         self._check_fitted()
-        return self._sample_ids(self._encode(check_texts(texts)), num_samples, temperature, seed)
+        return self._sample_ids(self._encode(check_texts(texts)), num_samples, temperature, seed, progress)
 
     def _sample_ids(
-        self, tokens: TokenBatch, num_samples: int | None, temperature: float | None, seed: int | None
+        self,
+        tokens: TokenBatch,
+        num_samples: int | None,
+        temperature: float | None,
+        seed: int | None,
+        progress: bool = False,
     ) -> np.ndarray:
         generator = None if seed is None else torch.Generator(device=self._device()).manual_seed(seed)
         num_samples = self.num_samples if num_samples is None else num_samples
         temperature = self.temperature if temperature is None else temperature
         self.network_.eval()
         automaton = self._automaton()
-        return sample_inputs(self.network_, automaton, tokens, num_samples, temperature, generator, self.batch_size)
+        return sample_inputs(
+            self.network_, automaton, tokens, num_samples, temperature, generator, self.batch_size, progress
+        )
 
     def predict(self, texts: Sequence[str], point: str = "median", num_samples: int | None = None) -> np.ndarray:
         """Point estimates (n, k): the median (default), mean or trimmed mean (interquartile) of the samples."""

@@ -74,10 +74,14 @@ def test_split_train_resume_predict_evaluate(tmp_path, capsys):
     program = tmp_path / "prog.py"
     program.write_text("a = 1\nb = 2\nc = 3\n")
     assert main(["predict", "--model", str(run), str(program), str(test), "--all-samples", "--num-samples", "8"]) == 0
-    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    out, err = capsys.readouterr()
+    records = [json.loads(line) for line in out.splitlines()]
     assert records[0]["input"] == str(program) and len(records) == 1 + len(test.read_text().splitlines())
+    assert f"{len(records)}/{len(records)}" in err  # the sampling bar on stderr counts the inputs
     assert records[0]["lines_lower"] <= records[0]["lines"] <= records[0]["lines_upper"]
     assert len(records[0]["bytes_samples"]) == 8
+    assert main(["predict", "--model", str(run), str(program), str(test), "--num-samples", "8", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
     assert main(["predict", "--model", str(run), str(program), "--output", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert rows[0]["input"] == str(program) and float(rows[0]["lines"]) > 0

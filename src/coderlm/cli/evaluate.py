@@ -92,7 +92,7 @@ def evaluate_run(
     train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask", absent="nan") if baselines else None
     stages = tqdm(total=1 + len(baselines), desc="evaluate", unit="stage", disable=not progress, dynamic_ncols=True)
     stages.set_postfix_str(f"sampling {len(arrays)} inputs with {len(models)} model(s)")
-    samples = pooled_samples(models, arrays.texts, num_samples, seed)
+    samples = pooled_samples(models, arrays.texts, num_samples, seed, progress)
     stages.update(1)
     predicted = point_estimate(samples)
     intervals = {level: central_interval(samples, level) for level in LEVELS}

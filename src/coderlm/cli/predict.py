@@ -50,6 +50,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-samples", action="store_true", help="also print every sample")
     p.add_argument("--output", choices=["json", "csv"], default="json", help="JSON lines (default) or CSV")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr while sampling")
     p.add_argument(
         "--kernels",
         action="store_true",
@@ -69,7 +70,8 @@ def add(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     models = load_models(args.model)
     inputs = read_inputs(args.inputs, args.onnx_style, kernels=args.kernels)
-    records = predict_records(models, inputs, args.level, args.num_samples, args.all_samples, args.seed)
+    progress = not args.no_progress and len(inputs) > 1
+    records = predict_records(models, inputs, args.level, args.num_samples, args.all_samples, args.seed, progress)
     if args.output == "json":
         for record in records:
             print(json.dumps(record))
@@ -135,13 +137,15 @@ def predict_records(
     num_samples: int | None = None,
     all_samples: bool = False,
     seed: int | None = 0,
+    progress: bool = False,
 ) -> list[dict]:
     """One flat record per input: median, interval bounds (and samples) per objective. A model calibrated
     for ``level`` (``coderlm calibrate``) gives its conformal interval (``calibrated``: true).
 
-    Given several models, each draws ``num_samples`` and the estimates come from all of them pooled."""
+    Given several models, each draws ``num_samples`` and the estimates come from all of them pooled
+    (``progress``: a bar on stderr per model)."""
     models = [rlm] if isinstance(rlm, RegressionLM) else list(rlm)
-    samples = pooled_samples(models, [text for _, text in inputs], num_samples, seed)
+    samples = pooled_samples(models, [text for _, text in inputs], num_samples, seed, progress)
     calibration = getattr(models[0], "calibration_", None) if len(models) == 1 else None  # pooled: not calibrated
     calibrated = calibration is not None and level in calibration.promised()
     medians = point_estimate(samples)

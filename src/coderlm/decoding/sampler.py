@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from coderlm.model.transformer import EncoderDecoder, Memory
 from coderlm.numbers.automaton import Automaton
@@ -48,12 +49,15 @@ def sample_inputs(
     temperature: float = 1.0,
     generator: torch.Generator | None = None,
     batch_size: int = 16,
+    progress: bool = False,
 ) -> np.ndarray:
     """Token ids (n, S, L) for every input of ``tokens``, decoded ``batch_size`` inputs of similar length
-    at a time (on the automaton's device)."""
+    at a time (on the automaton's device); ``progress``: a bar on stderr counting the inputs done."""
     out = np.empty((len(tokens.lengths), num_samples, model.decoder.cfg.output_length), dtype=np.int64)
-    for rows, ids, mask in tokens.by_length(batch_size, automaton.transitions.device):
-        out[rows] = sample_tokens(model, automaton, ids, mask, num_samples, temperature, generator).cpu().numpy()
+    with tqdm(total=len(out), desc="sampling", unit="input", disable=not progress, dynamic_ncols=True) as bar:
+        for rows, ids, mask in tokens.by_length(batch_size, automaton.transitions.device):
+            out[rows] = sample_tokens(model, automaton, ids, mask, num_samples, temperature, generator).cpu().numpy()
+            bar.update(len(rows))
     return out
 
 
