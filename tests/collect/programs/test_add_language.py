@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from coderlm.cli import main
-from coderlm.collect.programs.collect import Protocol, collect_programs
+from coderlm.collect.programs.collect import Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.runners import load_runners
 from coderlm.data import read_dataset
 from tests.collect.programs.test_leetcode import REVERSE_PY, write_corpus
@@ -120,3 +120,8 @@ def test_a_toy_language_is_a_table_entry_and_a_template(tmp_path):
         collect_programs(out, "leetcode", ["toy"], workers=1, **options)  # the default text: refused
     again = collect_programs(out, "leetcode", ["toy"], workers=1, text="code+inputs+problem", **options)
     assert (again.already_done, again.tried) == (2, 0)
+    # the statement left out (code+inputs): the same code and inputs line, labels kept
+    rewritten = rewrite_texts(out, "leetcode", "code+inputs", data=data, progress=False)
+    (short,) = read_dataset(out / "leetcode.jsonl")
+    assert rewritten == 1 and short.targets == row.targets and short.meta["text"] == "code+inputs"
+    assert short.text == TOY_SOLUTION + "\n// inputs: 2 cases; largest: list[3]; 3 values in all\n"

@@ -62,8 +62,8 @@ from coderlm.collect.programs.sandbox import isolation
 from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
 from coderlm.options import OptionError
 
-TEXT_MODES = ("problem+code", "code", "problem+code+tests", "code+inputs+problem")
-INPUT_MODES = ("code+inputs+problem",)  # need the test inputs: harness corpora only
+TEXT_MODES = ("problem+code", "code", "problem+code+tests", "code+inputs+problem", "code+inputs")
+INPUT_MODES = ("code+inputs+problem", "code+inputs")  # need the test inputs: harness corpora only
 TEXT_REVISION = 2  # 1: the description was prepended even where the code already stated it
 STATUSES = ("passed", "failed", "wrong_answer", "compile_error", "timeout", "crashed", "output_limit")
 HARNESS_CORPORA = ("leetcode",)  # run through per-language harnesses, with exact labels
@@ -217,10 +217,12 @@ def _check_mode(corpus: str, text: str) -> None:
 def text_of(job: ProgramJob | HarnessJob, text: str) -> str:
     """What the model reads of ``job`` in mode ``text`` (``TEXT_MODES``). ``code+inputs+problem``: the code
     first (a long statement no longer pushes it past the tokens read), the summary of the test inputs
-    (``inputs.describe``: what the labels scale with), then the statement."""
-    if text == "code+inputs+problem":
+    (``inputs.describe``: what the labels scale with), then the statement; ``code+inputs``: the same without
+    the statement."""
+    if text in INPUT_MODES:
         assert isinstance(job, HarnessJob)
-        return f"{job.code}\n{describe(job.cases.args, job.language)}\n\n{job.description}"
+        stated = f"{job.code}\n{describe(job.cases.args, job.language)}\n"
+        return stated if text == "code+inputs" else f"{stated}\n{job.description}"
     code = job.source if text == "problem+code+tests" else job.code
     return code if text == "code" else with_description(job.description, code)
 
