@@ -37,6 +37,9 @@ in a language, the share of solution pairs whose predicted memory order matches 
     python bench/programs.py --data out/programs/mbxp.jsonl --json out/programs_bench.json
     python bench/programs.py --corpus leetcode --json out/leetcode_bench.json
 
+``--baselines-read window`` gives the baselines only what the RLM reads of each text (its first
+``--max-input-len`` tokens): is a gap to GBDT the model or the context?
+
 ``--json`` is rewritten after every method, so a stopped run keeps the rows it finished.
 """
 
@@ -56,6 +59,7 @@ from coderlm.atomic import write_atomic
 from coderlm.data import read_dataset
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
+from coderlm.model.build import build_tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
@@ -134,9 +138,20 @@ def label(row: dict) -> str:
     method = row["method"] + LABELS.get(row.get("encoder"), "")
     if row.get("digit_decay", 1.0) != 1.0:
         method += f" digit_decay={row['digit_decay']:g}"
+    if row.get("reads") == "window":
+        method += " (the RLM's window)"
     if row.get("models", 1) > 1:
         return f"{method} ({row['models']} seeds pooled)"
     return f"{method} seed {row['seed']}" if row.get("seed", 0) > 0 else method
+
+
+def rlm_window(texts: list[str], train_texts: list[str], vocab_size: int, max_input_len: int) -> list[str]:
+    """Each text cut to what a scratch RLM reads of it: the first ``max_input_len`` tokens (``<s>`` is one)
+    of a BPE learned on ``train_texts`` as the RLM learns its own."""
+    tokenizer = build_tokenizer(train_texts, vocab_size=vocab_size).tokenizer
+    keep = max_input_len - 1
+    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    return [t[: e.offsets[keep - 1][1]] if len(e.ids) > keep else t for t, e in zip(texts, encoded, strict=True)]
 
 
 def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
@@ -226,6 +241,13 @@ def main() -> None:
         help="scratch RLMs: digit tokens also embed their number's log10 value (model option number_values)",
     )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
+    parser.add_argument(
+        "--baselines-read",
+        choices=["all", "window"],
+        default="all",
+        help="the baselines read each whole text (default) or only what the RLM reads of it: the first "
+        "--max-input-len tokens of a BPE learned as the RLM's",
+    )
     parser.add_argument(
         "--json",
         type=Path,
@@ -330,6 +352,10 @@ def main() -> None:
         from coderlm.evaluation.baselines import make_baseline
 
         seen = np.concatenate([tr, va])
+        baseline_texts = texts  # the baselines' view of the texts
+        if args.baselines_read == "window" and args.baselines:
+            baseline_texts = rlm_window(texts, pick(tr), args.vocab_size, args.max_input_len)
+        read = lambda idx, view=baseline_texts: [view[i] for i in idx]  # noqa: E731
         for name in [b for b in args.baselines.split(",") if b]:
             options = {}
             if name.startswith("regression_head"):
@@ -340,10 +366,10 @@ def main() -> None:
                     "max_input_len": args.max_input_len,
                 }
             start = time.perf_counter()
-            baseline = make_baseline(name, **options).fit(pick(seen), targets[seen], tasks=[tasks[i] for i in seen])
+            baseline = make_baseline(name, **options).fit(read(seen), targets[seen], tasks=[tasks[i] for i in seen])
             train_s = time.perf_counter() - start
-            predicted = baseline.predict(pick(te), tasks=test_tasks)
-            results.append(scores(predicted, name, test, train_s=train_s))
+            predicted = baseline.predict(read(te), tasks=test_tasks)
+            results.append(scores(predicted, name, test, train_s=train_s, reads=args.baselines_read))
             print(f"  {name} {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
 
