@@ -221,7 +221,7 @@ def main() -> None:
                 options = {
                     **text,
                     "model": model,
-                    "training": {**training, "steps": args.head_steps, "progress": False},
+                    "training": {**training, "steps": args.head_steps},  # a bar on stderr, as the RLM
                 }
             start = time.perf_counter()
             baseline = make_baseline(name, **options).fit(pick(seen), targets[seen])
