@@ -108,7 +108,7 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         choices=TEXT_MODES,
         default="problem+code",
         help="what the model reads: problem description + code (default, as the paper), code only, also the "
-        "tests, or (leetcode) code + a summary of the test inputs + the statement",
+        "tests, or (leetcode) code + a summary of the test inputs, + the statement or not (code+inputs: ranks best)",
     )
     p.add_argument(
         "--rewrite-text",
