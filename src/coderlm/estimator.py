@@ -14,7 +14,6 @@ the tokenizer and network built (``model.build``), validation chosen (``training
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from coderlm.decoding.calibration import Calibration, calibrate
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import allowed_log_probs, sample_inputs
 from coderlm.devices import resolve_device
-from coderlm.estimator_files import init_estimator, read_estimator, write_estimator
+from coderlm.estimator_files import constructor_params, init_estimator, read_estimator, run_folder, write_estimator
 from coderlm.model.build import build_tokenizer, finetuned_network, new_network
 from coderlm.model.config import size_options
 from coderlm.model.files import TOKENIZER_FILE, save_tokenizer
@@ -162,7 +161,7 @@ class RegressionLM:
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
-        run_dir = _run_dir(run_dir, resume)
+        run_dir = run_folder(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
         target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
@@ -285,22 +284,14 @@ class RegressionLM:
         self._check_fitted()
         return self._sample_ids(self._encode(check_texts(texts)), num_samples, temperature, seed, progress)
 
-    def _sample_ids(
-        self,
-        tokens: TokenBatch,
-        num_samples: int | None,
-        temperature: float | None,
-        seed: int | None,
-        progress: bool = False,
-    ) -> np.ndarray:
+    def _sample_ids(self, tokens: TokenBatch, num_samples, temperature, seed, progress: bool = False) -> np.ndarray:
+        """``sample_tokens`` of texts already encoded (validation encodes once and samples at every evaluation)."""
         generator = None if seed is None else torch.Generator(device=self._device()).manual_seed(seed)
         num_samples = self.num_samples if num_samples is None else num_samples
         temperature = self.temperature if temperature is None else temperature
         self.network_.eval()
-        automaton = self._automaton()
-        return sample_inputs(
-            self.network_, automaton, tokens, num_samples, temperature, generator, self.batch_size, progress
-        )
+        automaton, batch = self._automaton(), self.batch_size
+        return sample_inputs(self.network_, automaton, tokens, num_samples, temperature, generator, batch, progress)
 
     def predict(self, texts: Sequence[str], point: str = "median", num_samples: int | None = None) -> np.ndarray:
         """Point estimates (n, k): the median (default), mean or trimmed mean (interquartile) of the samples."""
@@ -371,7 +362,7 @@ class RegressionLM:
     # ------------------------------------------------------------- helpers
     def get_params(self) -> dict[str, Any]:
         """The constructor's arguments, as stored (scikit-learn's convention)."""
-        return {name: getattr(self, name) for name in _constructor_params(type(self))}
+        return {name: getattr(self, name) for name in constructor_params(type(self))}
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "network_"):
@@ -398,13 +389,3 @@ class RegressionLM:
     def _encode(self, texts: list[str]) -> TokenBatch:
         """Input token ids as this model reads them; truncation is reported."""
         return self._tokenize(self.tokenizer_, texts, self._input_len())
-
-
-def _constructor_params(cls: type) -> list[str]:
-    return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-
-
-def _run_dir(run_dir: str | Path | None, resume: bool) -> Path | None:
-    if resume and run_dir is None:
-        raise ValueError("resume=True needs run_dir")
-    return Path(run_dir) if run_dir is not None else None

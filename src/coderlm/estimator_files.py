@@ -6,6 +6,7 @@ objectives, the fitted parts, a conformal calibration if there is one and the re
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,18 @@ def read_estimator(cls: type, path: str | Path, device: str):
     if saved.calibration is not None:
         rlm.calibration_ = Calibration.from_dict(saved.calibration)
     return rlm
+
+
+def constructor_params(cls: type) -> list[str]:
+    """The names ``__init__`` takes: what ``get_params`` returns and the record keeps."""
+    return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+
+
+def run_folder(run_dir: str | Path | None, resume: bool) -> Path | None:
+    """``fit``'s run folder (checkpoints, metrics), if any; resuming needs one."""
+    if resume and run_dir is None:
+        raise ValueError("resume=True needs run_dir")
+    return Path(run_dir) if run_dir is not None else None
 
 
 def params_record(params: dict[str, Any]) -> dict[str, Any]:
