@@ -138,6 +138,8 @@ def label(row: dict) -> str:
     method = row["method"] + LABELS.get(row.get("encoder"), "")
     if row.get("digit_decay", 1.0) != 1.0:
         method += f" digit_decay={row['digit_decay']:g}"
+    if row.get("aux_regression", 0.0):
+        method += f" aux_regression={row['aux_regression']:g}"
     if row.get("reads") == "window":
         method += " (the RLM's window)"
     if row.get("models", 1) > 1:
@@ -224,6 +226,13 @@ def main() -> None:
         "in the loss (1: plain likelihood)",
     )
     parser.add_argument(
+        "--aux-regression",
+        type=float,
+        default=0.0,
+        help="the RLM's training option aux_regression: plus this x the error of a regression head on the "
+        "pooled encoder while training (dropped after)",
+    )
+    parser.add_argument(
         "--encoders",
         default="scratch",
         help="comma-separated, a row family each: scratch, FOLDER (pretrained, fine-tuned), untrained:FOLDER, "
@@ -285,6 +294,7 @@ def main() -> None:
         "patience": args.patience,
         "average_best": args.average_best,
         "digit_decay": args.digit_decay,
+        "aux_regression": args.aux_regression,
     }
     for how in args.splits.split(","):
         parts = split(data, how)
@@ -300,6 +310,7 @@ def main() -> None:
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
             settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}
             settings["digit_decay"] = args.digit_decay
+            settings["aux_regression"] = args.aux_regression
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()

@@ -39,7 +39,14 @@ from coderlm.numbers.formats import P10, NumberFormat
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
-from coderlm.training.examples import TensorMaker, check_rows, data_report, encode_targets, objective_names
+from coderlm.training.examples import (
+    TensorMaker,
+    check_rows,
+    data_report,
+    encode_targets,
+    objective_names,
+    regression_targets,
+)
 from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
@@ -179,7 +186,9 @@ class RegressionLM:
         val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors, trained)
         sampler = BatchSampler.for_config(len(rows.texts), config, rows.tasks, tokens.mask.sum(1))
         groups = [codec.format.token_ids(group) for group in codec.format.ordinal_groups()]  # format tokens first
-        objective, data = NumberLoss(self.network_, groups, config.ordinal_loss), make_tensors(tokens, target_tokens)
+        k, aux = rows.num_objectives, config.aux_regression
+        objective = NumberLoss(self.network_, groups, config.ordinal_loss, aux, k)
+        data = make_tensors(tokens, target_tokens, regression_targets(rows.values, trained) if aux else None)
         trainer = Trainer(objective, config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device)
         result = trainer.run(resume=resume)
         self.network_.eval()

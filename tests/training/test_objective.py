@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from coderlm import RegressionLM
-from coderlm.training.objective import ordinal_distance
+from coderlm.model.transformer import EncoderDecoder
+from coderlm.training.objective import NumberLoss, ordinal_distance
 
 
 def test_ordinal_distance_is_the_expected_rank_distance_within_the_group():
@@ -31,7 +32,7 @@ def test_ordinal_distance_is_zero_for_a_sure_right_answer_and_grows_with_the_mis
     assert costs == pytest.approx([0.0, 1.0, 5.0])
 
 
-@pytest.mark.parametrize("options", [{"ordinal_loss": 0.5}, {"digit_decay": 0.3}])
+@pytest.mark.parametrize("options", [{"ordinal_loss": 0.5}, {"digit_decay": 0.3}, {"aux_regression": 1.0}])
 def test_fit_with_the_loss_options_learns_the_targets(options):
     texts = [f"x = {n}" for n in range(40)]
     values = np.array([float(10 + 5 * n) for n in range(40)])
@@ -47,3 +48,47 @@ def test_fit_with_the_loss_options_learns_the_targets(options):
     losses = rlm.loss_history_
     assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:10])
     assert np.isfinite(rlm.predict(texts[:4])).all()
+
+
+def test_the_auxiliary_head_adds_its_error_in_training_and_validation_sees_the_number_loss_alone():
+    rlm = RegressionLM(
+        vocab_size=300,
+        max_input_len=16,
+        model={"encoder_dim": 32, "decoder_dim": 32, "encoder_layers": 1, "decoder_layers": 1},
+        training={"steps": 1, "progress": False},
+    ).fit([f"x = {n}" for n in range(8)], [float(n) for n in range(8)])
+    network: EncoderDecoder = rlm.network_
+    objective = NumberLoss(network, regression=2.0, regression_outputs=2)
+    torch.manual_seed(0)
+    batch = {
+        "ids": torch.randint(5, 50, (3, 6)),
+        "mask": torch.ones(3, 6, dtype=torch.bool),
+        "targets": torch.randint(0, 10, (3, 4)),
+        "weights": torch.ones(3, 4),
+    }
+    plain = network.loss(**batch)
+    torch.testing.assert_close(objective(batch), plain)  # no aux_values (validation): the number loss
+    values = torch.tensor([[0.5, float("nan")], [-1.0, 2.0], [1.0, float("nan")]])
+    with torch.no_grad():
+        pooled = (network.encoder(batch["ids"], batch["mask"])).mean(1)
+        predicted = objective.aux_head(pooled)
+    present = ~values.isnan()
+    expected = plain + 2.0 * (predicted - values.nan_to_num())[present].square().mean()
+    torch.testing.assert_close(objective(batch | {"aux_values": values}), expected)
+    assert {name.split(".")[0] for name, _ in objective.named_parameters()} == {"model", "aux_head"}
+
+
+def test_fit_with_the_auxiliary_head_keeps_the_models_files_unchanged(tmp_path):
+    texts = [f"x = {n}" for n in range(24)]
+    options = {
+        "vocab_size": 300,
+        "max_input_len": 16,
+        "model": {"encoder_dim": 32, "decoder_dim": 32, "encoder_layers": 1, "decoder_layers": 1},
+    }
+    plain = RegressionLM(**options, training={"steps": 4, "progress": False}).fit(texts, [float(n) for n in range(24)])
+    aux = RegressionLM(**options, training={"steps": 4, "progress": False, "aux_regression": 1.0})
+    aux.fit(texts, [float(n) for n in range(24)], run_dir=tmp_path / "run")
+    assert aux.network_.state_dict().keys() == plain.network_.state_dict().keys()  # the head is dropped
+    resumed = RegressionLM(**options, training={"steps": 6, "progress": False, "aux_regression": 1.0})
+    resumed.fit(texts, [float(n) for n in range(24)], run_dir=tmp_path / "run", resume=True)  # head restored
+    assert resumed.fit_report_["steps"] == 6

@@ -308,6 +308,7 @@ def test_sampler_temperature_flattens_task_mix():
         ({"average_best": 0}, "average_best must be a positive integer"),
         ({"digit_decay": 0.0}, "digit_decay must be in"),
         ({"digit_decay": 1.5}, "digit_decay must be in"),
+        ({"aux_regression": -0.5}, "aux_regression must be >= 0"),
     ],
 )
 def test_config_errors_name_the_option(options, message):

@@ -256,7 +256,16 @@ class EncoderDecoder(nn.Module):
 
     def encode(self, ids: torch.Tensor | None, mask: torch.Tensor, states: torch.Tensor | None = None) -> Memory:
         """Memory for input ids (B, T), or for a frozen pretrained body's cached ``states`` (B, T, H)."""
-        states = self.encoder(ids, mask) if states is None else self.encoder.project(states)  # (B, T, De)
+        return self.memory(self.encoder_states(ids, mask, states), mask)
+
+    def encoder_states(
+        self, ids: torch.Tensor | None, mask: torch.Tensor, states: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The encoder's output (B, T, De) for input ids, or for a frozen body's cached ``states``."""
+        return self.encoder(ids, mask) if states is None else self.encoder.project(states)
+
+    def memory(self, states: torch.Tensor, mask: torch.Tensor) -> Memory:
+        """What the decoder attends to: the encoder's output (B, T, De) as cross-attention keys and values."""
         if self.cfg.pooled_memory:  # the mean of the states first: what a regression head reads
             pooled = masked_mean(states, mask)[:, None]
             states, mask = torch.cat([pooled, states], 1), torch.cat([torch.ones_like(mask[:, :1]), mask], 1)
@@ -272,7 +281,10 @@ class EncoderDecoder(nn.Module):
         self, ids: torch.Tensor | None, mask: torch.Tensor, targets: torch.Tensor, states: torch.Tensor | None = None
     ) -> torch.Tensor:
         """Teacher-forced logits (B, L, V) for target ids (B, L)."""
-        memory = self.encode(ids, mask, states)
+        return self.decode_teacher_forced(self.encode(ids, mask, states), targets)
+
+    def decode_teacher_forced(self, memory: Memory, targets: torch.Tensor) -> torch.Tensor:
+        """Logits (B, L, V) of target ids (B, L), each token given the ones before it."""
         return self.decoder(self.teacher_forced_inputs(targets)[:, None], memory)[:, 0]
 
     def loss(

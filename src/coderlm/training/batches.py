@@ -16,8 +16,17 @@ class TokenTensors:
     """Padded input ids and mask, targets and loss weights, as tensors; ``batch(rows)`` gives the
     keyword arguments of a model's ``loss`` (ids, mask, targets, weights) on ``device``."""
 
-    def __init__(self, tokens: TokenBatch, targets: np.ndarray, weights: np.ndarray, device: torch.device) -> None:
+    def __init__(
+        self,
+        tokens: TokenBatch,
+        targets: np.ndarray,
+        weights: np.ndarray,
+        device: torch.device,
+        aux_values: np.ndarray | None = None,
+    ) -> None:
+        """``aux_values`` (n, k), NaN where absent: the auxiliary regression's targets (``aux_regression``)."""
         self.ids, self.mask = torch.from_numpy(tokens.ids), torch.from_numpy(tokens.mask)
+        self.aux_values = None if aux_values is None else torch.from_numpy(aux_values.astype(np.float32))
         self.targets = torch.from_numpy(targets if targets.dtype == np.int64 else targets.astype(np.float32))
         self.weights = torch.from_numpy(weights.astype(np.float32))
         self.device = device
@@ -28,12 +37,15 @@ class TokenTensors:
     def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
         index = torch.from_numpy(np.asarray(rows, dtype=np.int64))
         width = max(int(self.mask[index].sum(1).max()), 1)
-        return {
+        batch = {
             "ids": self.ids[index, :width].to(self.device),
             "mask": self.mask[index, :width].to(self.device),
             "targets": self.targets[index].to(self.device),
             "weights": self.weights[index].to(self.device),
         }
+        if self.aux_values is not None:
+            batch["aux_values"] = self.aux_values[index].to(self.device)
+        return batch
 
     def mean_loss(self, objective: torch.nn.Module, batch_size: int = 64) -> float:
         """Weight-averaged loss over all rows (``objective(batch)`` is a weighted mean per batch)."""
@@ -56,8 +68,9 @@ class CachedTensors(TokenTensors):
         targets: np.ndarray,
         weights: np.ndarray,
         device: torch.device,
+        aux_values: np.ndarray | None = None,
     ) -> None:
-        super().__init__(tokens, targets, weights, device)
+        super().__init__(tokens, targets, weights, device, aux_values)
         self.states = states
 
     def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:

@@ -26,6 +26,7 @@ class TrainConfig:
     warmup_fraction: float = 0.1  # share of steps with linear warm-up, then cosine decay to 0
     digit_decay: float = 1.0  # loss weight of the k-th mantissa digit after the first: digit_decay**k (1: plain NLL)
     ordinal_loss: float = 0.0  # plus this x each token's expected distance from the true one (digits, decades)
+    aux_regression: float = 0.0  # plus this x the MSE of a linear head on the pooled encoder (dropped after training)
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
     ema_decay: float = 0.0  # validate, keep and return a moving average of the weights (e.g. 0.998); 0 = off
     task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
@@ -77,8 +78,9 @@ class TrainConfig:
             raise OptionError("warmup_fraction", f"must be in [0, 1), got {self.warmup_fraction!r}", "training option")
         if not 0 < self.digit_decay <= 1:
             raise OptionError("digit_decay", f"must be in (0, 1], got {self.digit_decay!r}", "training option")
-        if not self.ordinal_loss >= 0:
-            raise OptionError("ordinal_loss", f"must be >= 0, got {self.ordinal_loss!r}", "training option")
+        for name in ("ordinal_loss", "aux_regression"):
+            if not getattr(self, name) >= 0:
+                raise OptionError(name, f"must be >= 0, got {getattr(self, name)!r}", "training option")
         if self.clip_norm < 0 or self.weight_decay < 0:
             raise ValueError("training options clip_norm and weight_decay must be >= 0")
         if self.bucket_by_length and self.task_sampling != "proportional":

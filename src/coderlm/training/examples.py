@@ -127,6 +127,26 @@ def encode_targets(
     return TargetTokens(encoded.ids, weights, encoded.overflow, encoded.underflow)
 
 
+def regression_targets(values: np.ndarray, trained: Sequence[bool] | None = None) -> np.ndarray:
+    """The auxiliary regression's targets (training option ``aux_regression``): each objective in the
+    space a regression baseline fits it in (signed log where it spans decades: ``log_scale``), then
+    standardized over its rows; NaN where a value is missing, special (inf) or not learned (context)."""
+    from coderlm.evaluation.baselines.base import log_scale, to_fit_space
+
+    values = np.where(np.isfinite(values), values, np.nan)
+    out = np.full(values.shape, np.nan)
+    for j in range(values.shape[1]):
+        if trained is not None and not trained[j]:
+            continue
+        fitted = to_fit_space(values[:, j], log_scale(values[:, j]))
+        present = ~np.isnan(fitted)
+        if present.sum() < 2:
+            continue
+        spread = fitted[present].std()
+        out[:, j] = (fitted - fitted[present].mean()) / (spread if spread > 0 else 1.0)
+    return out
+
+
 class TensorMaker:
     """``make(tokens, targets)`` -> training tensors on ``device``. With training option ``encoder_cache``
     they hold a frozen pretrained encoder's states, computed once per input (in memory, or on disk in
@@ -159,15 +179,15 @@ class TensorMaker:
         self.cache = EncoderCache(encoder.to(device), config.cache_dtype, folder, device=device)
         report.setdefault("encoder_cache", {"computed": 0, "seconds": 0.0})
 
-    def __call__(self, tokens: TokenBatch, targets: TargetTokens) -> TokenTensors:
+    def __call__(self, tokens: TokenBatch, targets: TargetTokens, aux_values: np.ndarray | None = None) -> TokenTensors:
         if self.cache is None:
-            return TokenTensors(tokens, targets.ids, targets.weights, self.device)
+            return TokenTensors(tokens, targets.ids, targets.weights, self.device, aux_values)
         began = time.perf_counter()
         states = self.cache.states(tokens, self.input_len)
         entry = self.report["encoder_cache"]
         entry["computed"] += self.cache.computed
         entry["seconds"] = round(entry["seconds"] + time.perf_counter() - began, 3)
-        return CachedTensors(tokens, states, targets.ids, targets.weights, self.device)
+        return CachedTensors(tokens, states, targets.ids, targets.weights, self.device, aux_values)
 
 
 def data_report(init, rows: Rows, tokens: TokenBatch, targets: TargetTokens, missing: str) -> dict[str, Any]:
