@@ -25,6 +25,7 @@ from coderlm.data.schema import MISSING_POLICIES
 from coderlm.model.hf_encoder import PretrainedEncoder
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
+from coderlm.numbers.log_space import log_scale, to_fit_space
 from coderlm.options import OptionError
 from coderlm.text.bpe import TokenBatch
 from coderlm.training.batches import CachedTensors, TokenTensors
@@ -131,8 +132,6 @@ def regression_targets(values: np.ndarray, trained: Sequence[bool] | None = None
     """The auxiliary regression's targets (training option ``aux_regression``): each objective in the
     space a regression baseline fits it in (signed log where it spans decades: ``log_scale``), then
     standardized over its rows; NaN where a value is missing, special (inf) or not learned (context)."""
-    from coderlm.evaluation.baselines.base import log_scale, to_fit_space
-
     values = np.where(np.isfinite(values), values, np.nan)
     out = np.full(values.shape, np.nan)
     for j in range(values.shape[1]):
