@@ -153,16 +153,18 @@ def run_head(args, task: Task, split, seed: int) -> dict[str, float]:
 
 
 def summary(rows: list[dict], columns: list[str]) -> list[dict]:
-    """Mean and spread (std over seeds) per (method, variant, point, train)."""
+    """Mean and spread (std over seeds) per (data, method, variant, point, train); "-" for an objective
+    the group's dataset does not have (``--summarize`` of cell-string and ONNX runs together)."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
-        groups.setdefault((row["method"], row["variant"], row.get("point", "median"), row["train"]), []).append(row)
+        key = (row.get("data"), row["method"], row["variant"], row.get("point", "median"), row["train"])
+        groups.setdefault(key, []).append(row)
     out = []
-    for (method, variant, point, train), group in groups.items():
+    for (_, method, variant, point, train), group in groups.items():
         entry = {"method": method, "variant": variant, "point": point, "train": train, "seeds": len(group)}
         for name in columns:
-            values = [g[name] for g in group]
-            entry[name] = f"{np.mean(values):.3f} ± {np.std(values):.3f}"
+            values = [g[name] for g in group if name in g]
+            entry[name] = f"{np.mean(values):.3f} ± {np.std(values):.3f}" if values else "-"
         out.append(entry)
     return out
 
