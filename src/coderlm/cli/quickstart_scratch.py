@@ -47,10 +47,6 @@ from coderlm.estimator import RegressionLM
 # FLOPs) are what the RLM memorizes instead of learning what sets the magnitude; 0.3 lifted the RLM from
 # 0.780 to 0.859 on latency and 0.880 to 0.965 on FLOPs (bench/rlm_vs_head.py, docs/results.md).
 DIGIT_DECAY = 0.3
-# Weight of the auxiliary regression head on the pooled encoder (training option ``aux_regression``,
-# dropped after training): with digit_decay it took FLOPs from 0.954 to 0.968 (2 seeds, spread 0.005),
-# latency level (0.764 / 0.766); bench/rlm_vs_head.py, docs/results.md "A regression signal for the encoder".
-AUX_REGRESSION = 1.0
 
 OBJECTIVES = ["latency_cpu", "flops"]
 SCRATCH_STEPS = 600  # --steps when not given
@@ -97,7 +93,6 @@ def run_scratch(config: QuickstartConfig, say=print) -> dict[str, Any]:
             "bucket_by_length": True,
             "val_metric": "spearman",
             "digit_decay": DIGIT_DECAY,
-            "aux_regression": AUX_REGRESSION,
             "eval_every": max(steps // 8, 1),
             "checkpoint_every": max(steps // 4, 1),
         },
