@@ -46,8 +46,8 @@ from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from programs import load as load_programs
-from programs import split as split_programs
+from program_data import load as load_programs
+from program_data import split as split_programs
 
 OBJECTIVES = {"python": ["peak_memory_bytes", "runtime_s"], "nb201": ["c10_test_acc_200ep", "lat_ms_pixel3"]}
 SHORT = {"peak_memory_bytes": "mem", "runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3"}

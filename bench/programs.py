@@ -56,81 +56,17 @@ import torch
 
 from coderlm import RegressionLM
 from coderlm.atomic import write_atomic
-from coderlm.data import read_dataset
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.model.build import build_tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
+from program_data import collection_stats, load, split
 from program_scores import OBJECTIVES, SHORT, per_language, scores
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 PAPER = "paper: APPS Python memory 0.930; CodeNet per language 0.347 (PHP) .. 0.748 (C++), mean > 0.5"
-
-
-def memory_of(example, choice: str) -> str:
-    """The target standing for memory in this row: ``choice``, or with ``auto`` the row's own
-    ``meta.memory_label`` (LeetCode harness rows) else ``peak_memory_bytes`` (MBXP)."""
-    return example.meta.get("memory_label", "peak_memory_bytes") if choice == "auto" else choice
-
-
-def load(path: Path, languages: list[str] | None, memory_label: str = "auto") -> dict:
-    """Texts, targets as [memory, runtime] (memory: each row's ``memory_of``) and the second run's figures."""
-    dataset = read_dataset(path)
-    rows = [e for e in dataset if languages is None or e.task in languages]
-    rows = [e for e in rows if memory_of(e, memory_label) in e.targets]
-    texts = [f"language: {e.task}\n{e.text}" for e in rows]
-    names = [[memory_of(e, memory_label), "runtime_s"] for e in rows]
-    targets = np.array([[e.targets[n] for n in pair] for e, pair in zip(rows, names, strict=True)], dtype=np.float64)
-    reruns = np.full_like(targets, np.nan)
-    for i, e in enumerate(rows):
-        again = (e.meta.get("reruns") or [{}])[0]
-        reruns[i] = [again.get(n, np.nan) for n in names[i]]
-    return {
-        "texts": texts,
-        "targets": targets,
-        "reruns": reruns,
-        "tasks": [e.task for e in rows],
-        "groups": [e.group for e in rows],
-    }
-
-
-def split(data: dict, how: str, seed: int = 0) -> dict[str, np.ndarray]:
-    n = len(data["texts"])
-    rng = np.random.default_rng(seed)
-    if how == "random":
-        order = rng.permutation(n)
-        cut = int(0.8 * n)
-        train, test = order[:cut], order[cut:]
-        val = int(0.1 * len(train))
-        return {"train": train[val:], "val": train[:val], "test": test}
-    # by problem number, shared across languages; validation problems are unseen in training too,
-    # so early stopping picks the weights that generalize to new problems, as the test asks
-    number = np.array([g.rsplit("/", 1)[-1] for g in data["groups"]])
-    problems = rng.permutation(np.unique(number))
-    cut = int(0.8 * len(problems))
-    test_problems, val_problems = set(problems[cut:]), set(problems[: int(0.1 * cut)])
-    is_test = np.array([p in test_problems for p in number])
-    is_val = np.array([p in val_problems for p in number])
-    train = rng.permutation(np.flatnonzero(~is_test & ~is_val))
-    return {"train": train, "val": np.flatnonzero(is_val), "test": np.flatnonzero(is_test)}
-
-
-def collection_stats(data: Path) -> dict:
-    """The collector's statistics beside the dataset (``<corpus>.stats.json``), printed as a table."""
-    path = data.with_name(data.stem + ".stats.json")
-    if not path.is_file():
-        return {}
-    stats = json.loads(path.read_text())
-    table = [{"language": lang, **row} for lang, row in stats["languages"].items()]
-    minutes, sessions = stats["wall_s"] / 60, stats["sessions"]
-    print(f"collection: {minutes:.1f} min wall over {sessions} session(s), {stats['workers']} workers")
-    print(markdown_table(table))
-    skipped = stats.get("skipped_programs") or {}
-    if skipped:
-        print("left out (cannot be harnessed), per language: " + json.dumps(skipped))
-    return stats
 
 
 def label(row: dict) -> str:
@@ -308,9 +244,8 @@ def main() -> None:
             kind, folder = encoder_family(encoder)
             family = {"encoder": kind, "init": folder, **({"number_values": True} if args.number_values else {})}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
-            settings = {"val_metric": args.val_metric, "ema_decay": args.ema_decay, "average_best": args.average_best}
-            settings["digit_decay"] = args.digit_decay
-            settings["aux_regression"] = args.aux_regression
+            settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
+            settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression")}
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()

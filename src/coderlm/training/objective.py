@@ -58,7 +58,7 @@ class NumberLoss(LossOf):
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         auxiliary = self.regression and "aux_values" in batch
         if not self.ordinal and not auxiliary:
-            return self.model.loss(**{k: v for k, v in batch.items() if k != "aux_values"})
+            return self.model.loss(**batch)  # aux_values come only with a regression weight
         targets, mask = batch["targets"], batch["mask"]
         states = self.model.encoder_states(batch.get("ids"), mask, batch.get("states"))
         logits = self.model.decode_teacher_forced(self.model.memory(states, mask), targets).float()
