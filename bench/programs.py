@@ -169,6 +169,13 @@ def main() -> None:
         "pooled encoder while training (dropped after)",
     )
     parser.add_argument(
+        "--augment",
+        type=int,
+        default=0,
+        help="the RLM's training option augment: rewritten copies of each Python training program (local names "
+        "renamed, comments dropped, indentation re-spelled; coderlm.text.augment)",
+    )
+    parser.add_argument(
         "--encoders",
         default="scratch",
         help="comma-separated, a row family each: scratch, FOLDER (pretrained, fine-tuned), untrained:FOLDER, "
@@ -231,6 +238,7 @@ def main() -> None:
         "average_best": args.average_best,
         "digit_decay": args.digit_decay,
         "aux_regression": args.aux_regression,
+        "augment": args.augment,
     }
     for how in args.splits.split(","):
         parts = split(data, how)
@@ -245,7 +253,7 @@ def main() -> None:
             family = {"encoder": kind, "init": folder, **({"number_values": True} if args.number_values else {})}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
-            settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression")}
+            settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression", "augment")}
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()

@@ -15,6 +15,8 @@ It is written to ``OUT/corpus.jsonl`` (one ``{"text": ...}`` per document) and p
 ``coderlm.pretraining.pretrain`` into ``OUT/encoder``; the command that does the same is printed.
 
     python scripts/pretrain_encoder.py --out out/pretrain      # corpus ~1 min, then the stated budget
+    python scripts/pretrain_encoder.py --out out/pretrain_py --languages python --layers 2 --vocab-size 1024
+        # Python only, the size and BPE of the programs bench's scratch RLM
 """
 
 from __future__ import annotations
@@ -42,15 +44,21 @@ def labelled_problems(folder: Path, limit: int) -> set[int]:
     return {int(name.rsplit("/", 1)[1]) for name in [j.problem for j in jobs] + [s["problem"] for s in skips]}
 
 
-def documents(data: Path, limit: int) -> dict[str, list[str]]:
-    """Source name -> its documents."""
+def documents(data: Path, limit: int, languages: list[str] | None = None) -> dict[str, list[str]]:
+    """Source name -> its documents: LeetCode solutions in ``languages`` (default: every language) and
+    the Python sources (TheAlgorithms, KernelBench, the standard library) when Python is among them."""
     leetcode = data / "leetcode"
     held_out = labelled_problems(leetcode, limit)
     out: dict[str, list[str]] = {"leetcode": []}
     for path in sorted(leetcode.glob("solutions-*.jsonl.gz")):
+        if languages and path.name.removeprefix("solutions-").removesuffix(".jsonl.gz") not in languages:
+            continue
         with gzip.open(path, "rt") as file:
             rows = [json.loads(line) for line in file]
         out["leetcode"] += [r["code"] for r in rows if int(r["id"]) not in held_out]
+    print(f"held out {len(held_out)} LeetCode problems (the labelled dataset's)", file=sys.stderr)
+    if languages and "python" not in languages:
+        return out
     with gzip.open(data / "thealgorithms" / "python.jsonl.gz", "rt") as file:
         out["thealgorithms"] = [json.loads(line)["code"] for line in file]
     out["kernelbench"] = [p.read_text() for p in sorted((data / "kernelbench").rglob("*.py"))]
@@ -64,7 +72,6 @@ def documents(data: Path, limit: int) -> dict[str, list[str]]:
             out["stdlib"].append(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError:
             continue
-    print(f"held out {len(held_out)} LeetCode problems (the labelled dataset's)", file=sys.stderr)
     return out
 
 
@@ -74,20 +81,27 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="the shared data folder (default: ../shared/data)")
     parser.add_argument("--limit", type=int, default=2000, help="--limit of the labelled LeetCode collection")
     parser.add_argument("--steps", type=int, default=TRAINING["steps"])
+    parser.add_argument(
+        "--languages", default="", help="comma-separated LeetCode languages (default: all); Python sources need python"
+    )
+    parser.add_argument("--layers", type=int, default=RECIPE["layers"], help="encoder blocks")
+    parser.add_argument("--vocab-size", type=int, default=RECIPE["vocab_size"], help="BPE tokens")
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
     corpus = args.out / "corpus.jsonl"
     if not corpus.is_file():
-        sources = documents(args.data or shared_data(), args.limit)
+        languages = [lang for lang in args.languages.split(",") if lang] or None
+        sources = documents(args.data or shared_data(), args.limit, languages)
         lines = [json.dumps({"text": t, "source": name}) for name, texts in sources.items() for t in texts]
         args.out.mkdir(parents=True, exist_ok=True)
         write_atomic(corpus, "".join(line + "\n" for line in lines))
         counts = {name: (len(texts), sum(map(len, texts))) for name, texts in sources.items()}
         print(f"corpus: {json.dumps(counts)} (documents, characters)", file=sys.stderr)
     training = TRAINING | {"steps": args.steps}
-    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in (RECIPE | training).items())
+    recipe = RECIPE | {"layers": args.layers, "vocab_size": args.vocab_size}
+    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in (recipe | training).items())
     print(f"coderlm pretrain --data {corpus} --out {args.out / 'encoder'} {flags}", file=sys.stderr)
-    result = pretrain([corpus], args.out / "encoder", config=RECIPE, training=training, resume=args.resume)
+    result = pretrain([corpus], args.out / "encoder", config=recipe, training=training, resume=args.resume)
     print(json.dumps(result.record["result"] | {"seconds": result.record["seconds"]}))
 
 

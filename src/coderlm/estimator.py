@@ -41,6 +41,7 @@ from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
     TensorMaker,
+    augmented,
     check_rows,
     data_report,
     encode_targets,
@@ -170,8 +171,9 @@ class RegressionLM:
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = run_folder(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
-        target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
+        rows = augmented(rows, config.augment, config.seed)  # after the BPE: it is learned on the texts as given
+        target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
         self.readouts_ = []

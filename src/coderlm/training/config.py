@@ -27,6 +27,7 @@ class TrainConfig:
     digit_decay: float = 1.0  # loss weight of the k-th mantissa digit after the first: digit_decay**k (1: plain NLL)
     ordinal_loss: float = 0.0  # plus this x each token's expected distance from the true one (digits, decades)
     aux_regression: float = 0.0  # plus this x the MSE of a linear head on the pooled encoder (dropped after training)
+    augment: int = 0  # rewritten copies of each Python training text, same targets (coderlm.text.augment); 0 = off
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
     ema_decay: float = 0.0  # validate, keep and return a moving average of the weights (e.g. 0.998); 0 = off
     task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
@@ -59,7 +60,8 @@ class TrainConfig:
             "average_best",
         )
         check_integers(self, positive, "training option")
-        check_integers(self, ("eval_every", "patience", "checkpoint_every", "seed"), "training option", minimum=0)
+        counts = ("eval_every", "patience", "checkpoint_every", "seed", "augment")
+        check_integers(self, counts, "training option", minimum=0)
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")
         for name, allowed in (

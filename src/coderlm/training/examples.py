@@ -27,6 +27,7 @@ from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.log_space import log_scale, to_fit_space
 from coderlm.options import OptionError
+from coderlm.text.augment import variants
 from coderlm.text.bpe import TokenBatch
 from coderlm.training.batches import CachedTensors, TokenTensors
 from coderlm.training.config import TrainConfig
@@ -77,6 +78,22 @@ def check_rows(
     return Rows(
         [texts[i] for i in pick], values[keep], [tasks[i] for i in pick] if tasks else None, len(texts) - len(keep)
     )
+
+
+def augmented(rows: Rows, copies: int, seed: int) -> Rows:
+    """``rows`` followed by up to ``copies`` rewrites of each text that keep its behaviour
+    (``coderlm.text.augment``: Python source; other texts get none), each with its text's targets and task."""
+    if not copies:
+        return rows
+    texts, source = list(rows.texts), list(range(len(rows.texts)))
+    for i, text in enumerate(rows.texts):
+        new = variants(text, copies, seed * 1_000_003 + i)
+        texts += new
+        source += [i] * len(new)
+    if len(texts) == len(rows.texts):
+        log.warning("training option augment=%d: no training text parses as Python; nothing added", copies)
+    tasks = [rows.tasks[i] for i in source] if rows.tasks is not None else None
+    return Rows(texts, rows.values[source], tasks, rows.skipped)
 
 
 def objective_names(objectives: Sequence[str] | None, k: int, context: Sequence[str] = ()) -> tuple[list, list]:
@@ -194,7 +211,7 @@ def data_report(init, rows: Rows, tokens: TokenBatch, targets: TargetTokens, mis
     report: dict[str, Any] = {}
     if init is not None:
         report["init"] = str(init) if isinstance(init, (str, Path)) else "RegressionLM"
-    report["examples"] = len(rows.texts)
+    report["examples"] = len(rows.texts)  # rewritten copies (training option augment) included
     if missing == "skip":
         report["skipped"] = rows.skipped
     return report | {"truncated": tokens.truncated, "overflow": targets.overflow, "underflow": targets.underflow}
