@@ -22,7 +22,7 @@ Columns: Spearman and Kendall over all test kernels, then Spearman per KernelBen
 synthetic and per kernel kind (pointwise, reduction, softmax, norm, ...). The paper's figure
 (Triton kernels of KernelBook on an A6000) is 0.516.
 
-    python bench/kernels.py --json out/kernels_bench.json
+    python bench/kernel_latency.py --json out/kernels_bench.json
 
 ``--json`` is rewritten after every method, so a stopped run keeps the rows it finished.
 """
