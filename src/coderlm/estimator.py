@@ -385,18 +385,15 @@ class RegressionLM:
     def _automaton(self):
         return self.codec_.automaton.to(self._device())
 
-    def _tokenize(self, tokenizer, texts: list[str], input_len: int) -> TokenBatch:
-        """Input token ids as a model with context ``input_len`` reads them; truncation is reported."""
-        tokens = tokenizer.encode(texts, input_len)
-        if tokens.truncated:
-            message = "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)"
-            log.warning(message, tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()))
-        return tokens
-
     def _input_len(self) -> int:
         """Tokens read per input: ``max_input_len``, capped by the network's context (fine-tuning keeps init's)."""
         return min(self.max_input_len, self.network_.cfg.max_input_len)
 
     def _encode(self, texts: list[str]) -> TokenBatch:
         """Input token ids as this model reads them; truncation is reported."""
-        return self._tokenize(self.tokenizer_, texts, self._input_len())
+        input_len = self._input_len()
+        tokens = self.tokenizer_.encode(texts, input_len)
+        if tokens.truncated:
+            message = "%d of %d text(s) exceed max_input_len=%d tokens and were truncated (longest: %d)"
+            log.warning(message, tokens.truncated, len(tokens.lengths), input_len, int(tokens.lengths.max()))
+        return tokens
