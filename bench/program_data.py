@@ -39,6 +39,26 @@ def load(path: Path, languages: list[str] | None, memory_label: str = "auto") ->
     }
 
 
+def with_extra(data: dict, extras: dict[str, dict]) -> dict:
+    """``data`` with each extra collection's rows appended after its own (so indices into ``data`` still hold),
+    their groups prefixed by the collection's name (``leetcode:python/1``: no problem id of one corpus meets
+    another's in a split). The appended rows are ``extra_rows`` (indices): training rows only."""
+    joined = {k: list(data[k]) for k in ("texts", "tasks", "groups")}
+    arrays = {k: [data[k]] for k in ("targets", "reruns")}
+    for name, more in extras.items():
+        joined["texts"] += more["texts"]
+        joined["tasks"] += more["tasks"]
+        joined["groups"] += [f"{name}:{g}" for g in more["groups"]]
+        for k in arrays:
+            arrays[k].append(more[k])
+    n = len(data["texts"])
+    return {
+        **joined,
+        **{k: np.concatenate(v) for k, v in arrays.items()},
+        "extra_rows": np.arange(n, len(joined["texts"])),
+    }
+
+
 def split(data: dict, how: str, seed: int = 0) -> dict[str, np.ndarray]:
     n = len(data["texts"])
     rng = np.random.default_rng(seed)

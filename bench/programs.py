@@ -62,7 +62,7 @@ from coderlm.model.build import build_tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
-from program_data import collection_stats, load, split
+from program_data import collection_stats, load, split, with_extra
 from program_scores import OBJECTIVES, SHORT, per_language, scores
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
@@ -76,6 +76,8 @@ def label(row: dict) -> str:
         method += f" digit_decay={row['digit_decay']:g}"
     if row.get("aux_regression", 0.0):
         method += f" aux_regression={row['aux_regression']:g}"
+    if row.get("extra_train"):
+        method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":
         method += " (the RLM's window)"
     if row.get("models", 1) > 1:
@@ -103,7 +105,7 @@ def write_report(args: argparse.Namespace, results: list[dict], counts: dict, st
     report = {
         "results": clean,
         "complete": complete,
-        "data": {"path": str(args.data), "programs": counts, "collection": stats},
+        "data": {"path": str(args.data), "programs": counts, "collection": stats, "extra_train": args.extra_counts},
         "options": {k: str(v) for k, v in vars(args).items()},
     }
     write_atomic(args.json, json.dumps(report, indent=2) + "\n")
@@ -192,6 +194,13 @@ def main() -> None:
         action="store_true",
         help="scratch RLMs: digit tokens also embed their number's log10 value (model option number_values)",
     )
+    parser.add_argument(
+        "--extra-train",
+        default="",
+        help="comma-separated datasets of other collections whose rows (same --languages and memory label) join "
+        "every split's training rows, never validation or test, for the RLM and the baselines alike: e.g. "
+        "LeetCode Python beside MBXP Python, both labelled by the tracemalloc peak",
+    )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument(
         "--baselines-read",
@@ -210,15 +219,27 @@ def main() -> None:
     args.data = args.data or Path(f"out/programs/{args.corpus}.jsonl")
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (run coderlm collect programs first; see docs/programs.md)")
-    data = load(args.data, args.languages.split(",") if args.languages else None, args.memory_label)
-    texts, targets, tasks, groups = data["texts"], data["targets"], data["tasks"], data["groups"]
-    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
-    counts = {lang: tasks.count(lang) for lang in sorted(set(tasks))}
-    print(f"{len(texts)} programs: {counts}; torch threads {torch.get_num_threads()}")
+    languages = args.languages.split(",") if args.languages else None
+    own = load(args.data, languages, args.memory_label)
+    counts = {lang: own["tasks"].count(lang) for lang in sorted(set(own["tasks"]))}
+    print(f"{len(own['texts'])} programs: {counts}; torch threads {torch.get_num_threads()}")
     stats = collection_stats(args.data)
+    extras = {}
+    for path in [Path(p) for p in args.extra_train.split(",") if p]:
+        if not path.is_file():
+            raise SystemExit(f"--extra-train {path}: not found")
+        extras[path.stem] = load(path, languages, args.memory_label)
+        print(f"  + {len(extras[path.stem]['texts'])} training programs from {path}")
+        if not extras[path.stem]["texts"]:
+            raise SystemExit(f"--extra-train {path}: no rows of the languages {languages or 'asked'}")
+    extra_train = "+".join(extras) or None
+    data = with_extra(own, extras)
+    args.extra_counts = {name: len(more["texts"]) for name, more in extras.items()}
+    texts, targets, tasks = data["texts"], data["targets"], data["tasks"]
+    pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
     results = []
 
-    ceiling = per_language(data["reruns"], targets, tasks)
+    ceiling = per_language(own["reruns"], own["targets"], own["tasks"])
     results.append({"split": "all", "method": "noise ceiling (two runs)", **ceiling})
 
     model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
@@ -241,16 +262,17 @@ def main() -> None:
         "augment": args.augment,
     }
     for how in args.splits.split(","):
-        parts = split(data, how)
-        tr, va, te = parts["train"], parts["val"], parts["test"]
-        test_tasks, test_groups = [tasks[i] for i in te], [groups[i] for i in te]
+        parts = split(own, how)
+        tr, va, te = np.concatenate([parts["train"], data["extra_rows"]]), parts["val"], parts["test"]
+        test_tasks, test_groups = [tasks[i] for i in te], [data["groups"][i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
 
         test = {"split": how, "measured": targets[te], "tasks": test_tasks, "groups": test_groups}
 
         for encoder in [e for e in args.encoders.split(",") if e]:
             kind, folder = encoder_family(encoder)
-            family = {"encoder": kind, "init": folder, **({"number_values": True} if args.number_values else {})}
+            family = {"encoder": kind, "init": folder, "extra_train": extra_train}
+            family |= {"number_values": True} if args.number_values else {}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
             settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression", "augment")}
@@ -323,7 +345,8 @@ def main() -> None:
             baseline = make_baseline(name, **options).fit(read(seen), targets[seen], tasks=[tasks[i] for i in seen])
             train_s = time.perf_counter() - start
             predicted = baseline.predict(read(te), tasks=test_tasks)
-            results.append(scores(predicted, name, test, train_s=train_s, reads=args.baselines_read))
+            row = scores(predicted, name, test, train_s=train_s, reads=args.baselines_read, extra_train=extra_train)
+            results.append(row)
             print(f"  {name} {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
 

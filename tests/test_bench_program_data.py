@@ -1,0 +1,57 @@
+"""The programs bench's data helpers (bench/program_data.py): another collection's rows join the training
+rows only, and the split of the bench's own rows does not move."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from program_data import load, split, with_extra  # noqa: E402
+
+
+def write(path: Path, corpus: str, n: int, label: str | None) -> Path:
+    rows = []
+    for i in range(n):
+        meta = {"memory_label": label} if label else {}
+        name = label or "peak_memory_bytes"
+        targets = {name: 100.0 * (i + 1), "runtime_s": 1e-5 * (i + 1)}
+        rows.append({"text": f"{corpus} {i}", "targets": targets, "task": "python", "group": f"p/{i}", "meta": meta})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def collections(tmp_path):
+    own = load(write(tmp_path / "mbxp.jsonl", "mbxp", 40, None), ["python"])
+    more = load(write(tmp_path / "leetcode.jsonl", "leetcode", 15, "heap_peak_bytes"), ["python"])
+    return own, more
+
+
+def test_extra_rows_are_appended_after_the_own_rows(collections):
+    own, more = collections
+    data = with_extra(own, {"leetcode": more})
+    assert data["texts"][:40] == own["texts"] and data["texts"][40:] == more["texts"]
+    np.testing.assert_array_equal(data["extra_rows"], np.arange(40, 55))
+    np.testing.assert_array_equal(data["targets"][40:], more["targets"])  # each row's own memory label
+    assert data["targets"].shape == (55, 2) and data["reruns"].shape == (55, 2)
+    assert data["groups"][40] == "leetcode:p/0" and data["groups"][0] == "p/0"
+    assert data["tasks"] == ["python"] * 55
+
+
+def test_the_split_of_the_own_rows_is_the_same_with_or_without_extras(collections):
+    own, more = collections
+    data = with_extra(own, {"leetcode": more})
+    alone = split(own, "problem")
+    assert max(max(alone[k]) for k in alone) < 40  # the split indexes the own rows, which keep their places
+    assert not set(alone["test"]) & set(alone["train"]) and not set(alone["val"]) & set(alone["train"])
+    assert [data["texts"][i] for i in alone["test"]] == [own["texts"][i] for i in alone["test"]]
+
+
+def test_no_extras_changes_nothing(collections):
+    own, _ = collections
+    data = with_extra(own, {})
+    assert data["texts"] == own["texts"] and len(data["extra_rows"]) == 0
+    np.testing.assert_array_equal(data["targets"], own["targets"])
