@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from program_data import load, split, with_extra  # noqa: E402
+from program_data import load, split, with_extra
 
 
 def write(path: Path, corpus: str, n: int, label: str | None) -> Path:
