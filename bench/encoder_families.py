@@ -6,7 +6,9 @@
 - ``untrained:FOLDER``: the same architecture and tokenizer with freshly initialised weights, trained
   exactly as the fine-tuned row: the control that separates what pretraining taught from what the
   encoder's size and BPE bring;
-- ``frozen:FOLDER``: the pretrained encoder frozen, its states cached, only the number decoder trained.
+- ``frozen:FOLDER``: the pretrained encoder frozen, its states cached, only the number decoder trained;
+- ``FOLDER`` holding a trained coderlm model (``coderlm train``'s ``model/``): the whole RLM fine-tuned,
+  encoder and number decoder (``fit(init=FOLDER)``), e.g. one trained on another corpus's labels.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from pathlib import Path
 
 import torch
 
+from coderlm.model.hf_encoder import is_encoder_folder
+
 LABELS = {
     "pretrained": " (pretrained encoder)",
     "untrained": " (pretrained encoder's size and BPE, untrained)",
     "frozen": " (pretrained encoder, frozen)",
+    "model": " (fine-tuned from a trained RLM)",
 }
 
 
@@ -33,13 +38,15 @@ def encoder_family(spec: str) -> tuple[str, str | None]:
     for kind in ("untrained", "frozen"):
         if spec.startswith(kind + ":"):
             return kind, spec.removeprefix(kind + ":")
+    if (Path(spec) / "config.json").is_file() and not is_encoder_folder(spec):
+        return "model", spec  # a saved coderlm model
     return "pretrained", spec
 
 
 def family_options(kind: str, folder: str | None, model: dict, dim: int, init_learning_rate: float) -> tuple:
     """(model options, training options over the bench's) of a family: fine-tuned encoders (pretrained or
     the untrained control) at ``init_learning_rate``; a frozen one under a decoder of width ``dim``, cached."""
-    if kind in ("pretrained", "untrained"):
+    if kind in ("pretrained", "untrained", "model"):
         return model, {"learning_rate": init_learning_rate}
     if kind == "frozen":
         return {"encoder": folder, "decoder_dim": dim, "dropout": 0.1}, {"encoder_cache": "memory"}
@@ -51,7 +58,7 @@ def starting_point(kind: str, folder: str | None, seed: int) -> Iterator[str | N
     """What ``fit(init=...)`` takes for this family and seed: the pretrained folder, a temporary untrained
     copy of it (removed afterwards), or None (scratch, frozen)."""
     if kind != "untrained":
-        yield folder if kind == "pretrained" else None
+        yield folder if kind in ("pretrained", "model") else None
         return
     with tempfile.TemporaryDirectory(prefix="untrained-encoder-") as out:
         yield untrained_copy(folder, seed, out)

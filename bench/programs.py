@@ -180,8 +180,9 @@ def main() -> None:
     parser.add_argument(
         "--encoders",
         default="scratch",
-        help="comma-separated, a row family each: scratch, FOLDER (pretrained, fine-tuned), untrained:FOLDER, "
-        "frozen:FOLDER (bench/encoder_families.py); '' for baseline rows only",
+        help="comma-separated, a row family each: scratch, FOLDER (pretrained, fine-tuned; or a trained coderlm "
+        "model, fine-tuned whole), untrained:FOLDER, frozen:FOLDER (bench/encoder_families.py); '' for baseline "
+        "rows only",
     )
     parser.add_argument(
         "--init-learning-rate",

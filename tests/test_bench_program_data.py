@@ -55,3 +55,17 @@ def test_no_extras_changes_nothing(collections):
     data = with_extra(own, {})
     assert data["texts"] == own["texts"] and len(data["extra_rows"]) == 0
     np.testing.assert_array_equal(data["targets"], own["targets"])
+
+
+def test_an_encoders_entry_names_its_family(tmp_path):
+    from encoder_families import encoder_family, family_options
+
+    bert, rlm = tmp_path / "bert", tmp_path / "rlm"
+    bert.mkdir(), rlm.mkdir()
+    (bert / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    (rlm / "config.json").write_text(json.dumps({"kind": "RegressionLM"}))
+    assert encoder_family("scratch") == ("scratch", None)
+    assert encoder_family(str(bert)) == ("pretrained", str(bert))
+    assert encoder_family(f"frozen:{bert}") == ("frozen", str(bert))
+    assert encoder_family(str(rlm)) == ("model", str(rlm))  # a trained RLM: fine-tuned whole
+    assert family_options("model", str(rlm), {"dropout": 0.1}, 128, 3e-4) == ({"dropout": 0.1}, {"learning_rate": 3e-4})
