@@ -202,6 +202,11 @@ def main() -> None:
         "every split's training rows, never validation or test, for the RLM and the baselines alike: e.g. "
         "LeetCode Python beside MBXP Python, both labelled by the tracemalloc peak",
     )
+    parser.add_argument(
+        "--save-models",
+        type=Path,
+        help="save every RLM trained here to DIR/<split>-<encoder family>-seed<N> (then usable as --encoders FOLDER)",
+    )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument(
         "--baselines-read",
@@ -300,6 +305,8 @@ def main() -> None:
                         init=start_from,
                     )
                 train_s = time.perf_counter() - start
+                if args.save_models:  # e.g. as --encoders FOLDER of a run on another corpus
+                    rlm.save(args.save_models / f"{how}-{kind}-seed{seed}")
                 start = time.perf_counter()
                 samples = rlm.sample(pick(te), num_samples=args.samples, seed=0, progress=True)
                 predict_s = time.perf_counter() - start
