@@ -40,6 +40,16 @@ in a language, the share of solution pairs whose predicted memory order matches 
 ``--baselines-read window`` gives the baselines only what the RLM reads of each text (its first
 ``--max-input-len`` tokens): is a gap to GBDT the model or the context?
 
+``--extra-train FILE`` adds another collection's rows (same languages and memory label) to every
+split's training rows, for the RLM and the baselines alike; validation, test and the noise ceiling stay
+this collection's own. ``--save-models DIR`` keeps every RLM trained, and ``--encoders DIR/<name>`` then
+fine-tunes such a model on this corpus (the labelled-transfer route, beside pretraining):
+
+    python bench/programs.py --corpus leetcode --data out/lcpy/leetcode.jsonl --languages python \
+        --splits problem --save-models out/lc_models
+    python bench/programs.py --data out/programs/mbxp.jsonl --languages python --splits problem \
+        --encoders out/lc_models/problem-scratch-seed0
+
 ``--json`` is rewritten after every method, so a stopped run keeps the rows it finished.
 """
 
