@@ -40,6 +40,32 @@ def test_loss_decreases_and_metrics_are_logged(tmp_path):
     assert records[-1]["lr"] == pytest.approx(0.0, abs=1e-9)  # cosine decays to zero
 
 
+def test_max_seconds_stops_by_time_validates_and_anneals(tmp_path):
+    trainer = make_trainer(tmp_path, val=True, steps=10**7, max_seconds=0.5, log_every=1, learning_rate=1e-2)
+    result = trainer.run()
+    assert result.out_of_time and not result.stopped_early and 0 < result.step < 10**7
+    assert result.val_losses[-1][0] == result.step  # the last step validates, as at the end of the steps
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert records[-1]["step"] == result.step and records[-1]["lr"] < 1e-2 * 0.05  # the cosine ran by time
+    assert max(r["lr"] for r in records) > 1e-2 * 0.9  # after the warm-up, near the peak
+    assert (tmp_path / "checkpoints" / "latest").is_file() and result.report("loss")["out_of_time"]
+
+
+def test_schedule_follows_whichever_of_steps_or_seconds_runs_out_first():
+    from coderlm.training.optim import build_scheduler, warmup_cosine
+
+    seconds = [0.0]
+    config = TrainConfig(steps=100, max_seconds=10.0, warmup_fraction=0.1, **QUIET)
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    factor = build_scheduler(optimizer, config, lambda: seconds[0]).lr_lambdas[0]
+    plain = warmup_cosine(100, 0.1)
+    assert factor(30) == pytest.approx(plain(30))  # time behind the steps: the step counts
+    seconds[0] = 5.0
+    assert factor(30) == pytest.approx(plain(50))  # half the time gone: half the schedule
+    seconds[0] = 12.0
+    assert factor(30) == pytest.approx(0.0)
+
+
 def test_resume_reproduces_the_uninterrupted_run(tmp_path):
     full = make_trainer(tmp_path / "full", checkpoint_every=5, log_every=1).run()
     # stop at step 12 (as Ctrl-C would), after the step-10 checkpoint
@@ -309,6 +335,7 @@ def test_sampler_temperature_flattens_task_mix():
         ({"digit_decay": 0.0}, "digit_decay must be in"),
         ({"digit_decay": 1.5}, "digit_decay must be in"),
         ({"aux_regression": -0.5}, "aux_regression must be >= 0"),
+        ({"max_seconds": -1.0}, "max_seconds must be >= 0"),
     ],
 )
 def test_config_errors_name_the_option(options, message):

@@ -18,6 +18,7 @@ VAL_METRICS = ("loss", "spearman")
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     steps: int = 1000  # optimizer steps
+    max_seconds: float = 0.0  # also stop after this many seconds of training, the schedule run by time; 0 = no limit
     batch_size: int = 32  # examples per optimizer step (split over grad_accum micro-batches and DDP ranks)
     grad_accum: int = 1  # micro-batches accumulated per optimizer step
     optimizer: str = "adamw"  # "adamw" or "adafactor" (the paper's choice)
@@ -83,6 +84,8 @@ class TrainConfig:
         for name in ("ordinal_loss", "aux_regression"):
             if not getattr(self, name) >= 0:
                 raise OptionError(name, f"must be >= 0, got {getattr(self, name)!r}", "training option")
+        if not self.max_seconds >= 0:
+            raise OptionError("max_seconds", f"must be >= 0, got {self.max_seconds!r}", "training option")
         if self.clip_norm < 0 or self.weight_decay < 0:
             raise ValueError("training options clip_norm and weight_decay must be >= 0")
         if self.bucket_by_length and self.task_sampling != "proportional":

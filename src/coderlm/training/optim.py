@@ -30,5 +30,17 @@ def build_optimizer(params: list[nn.Parameter], config: TrainConfig) -> torch.op
     return torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
 
 
-def build_scheduler(optimizer: torch.optim.Optimizer, config: TrainConfig) -> torch.optim.lr_scheduler.LambdaLR:
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(config.steps, config.warmup_fraction))
+def build_scheduler(
+    optimizer: torch.optim.Optimizer, config: TrainConfig, elapsed: Callable[[], float] | None = None
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Warm-up then cosine over ``config.steps``; with ``config.max_seconds`` (and ``elapsed``, the seconds
+    trained so far) over whichever runs out first, steps or seconds, so a run cut by time still anneals."""
+    factor = warmup_cosine(config.steps, config.warmup_fraction)
+    if not config.max_seconds or elapsed is None:
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+    def by_time(step: int) -> float:
+        share = max(step / config.steps, elapsed() / config.max_seconds)
+        return factor(min(round(share * config.steps), config.steps))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, by_time)

@@ -42,6 +42,7 @@ class TrainResult:
     stopped_early: bool
     seconds: float
     kept_steps: list[int | None] = dataclasses.field(default_factory=list)  # weights returned (averaged), best first
+    out_of_time: bool = False  # stopped by max_seconds before its last step
 
     def report(self, val_metric: str | None) -> dict[str, Any]:
         """The run as a JSON-ready record (a fit report's training part)."""
@@ -55,7 +56,19 @@ class TrainResult:
             "kept_steps": self.kept_steps,  # the weights returned (averaged with average_best > 1), best first
             "val_losses": [[step, loss] for step, loss in self.val_losses],
             "stopped_early": self.stopped_early,
+            "out_of_time": self.out_of_time,
         }
+
+
+@dataclasses.dataclass
+class Clock:
+    """Seconds trained: those of earlier calls (a resumed run's) plus this call's since ``began``."""
+
+    began: float = dataclasses.field(default_factory=time.perf_counter)
+    before: float = 0.0
+
+    def elapsed(self) -> float:
+        return self.before + time.perf_counter() - self.began
 
 
 class Trainer:
@@ -86,7 +99,8 @@ class Trainer:
         self.objective.to(device)
         params = [p for p in self.objective.parameters() if p.requires_grad]
         optimizer = build_optimizer(params, cfg)
-        scheduler = build_scheduler(optimizer, cfg)
+        clock = Clock()
+        scheduler = build_scheduler(optimizer, cfg, clock.elapsed)
         torch.manual_seed(cfg.seed + dist.rank)
         average = MovingAverage(params, cfg.ema_decay) if cfg.ema_decay else None
         run = self.run_dir
@@ -94,12 +108,12 @@ class Trainer:
         best = BestWeights(cfg.average_best, run / "best" if run is not None else None, write=dist.is_main)
         start, best_val, bad_evals = 0, None, 0
         if resume:
-            start, best_val, bad_evals = self._resume(checkpoints, optimizer, scheduler, average, best)
+            start, best_val, bad_evals, clock.before = self._resume(checkpoints, optimizer, scheduler, average, best)
         module = self._wrap(dist)
         callbacks = self._callbacks(dist)
 
         result = TrainResult(start, [], [], best_val, False, 0.0)
-        began = last_log = time.perf_counter()
+        began = last_log = clock.began = time.perf_counter()
         pending: list[float] = []
         micro = cfg.batch_size // cfg.grad_accum
         for callback in callbacks:
@@ -126,7 +140,8 @@ class Trainer:
             result.losses.append(loss_value)
             pending.append(loss_value)
             result.step = step + 1
-            done = result.step == cfg.steps
+            result.out_of_time = result.step < cfg.steps and self._out_of_time(clock, dist)
+            done = result.step == cfg.steps or result.out_of_time
 
             record: dict[str, Any] = {}
             if self.val_loss is not None and (done or (cfg.eval_every and result.step % cfg.eval_every == 0)):
@@ -157,13 +172,13 @@ class Trainer:
                 done or result.stopped_early or (cfg.checkpoint_every and result.step % cfg.checkpoint_every == 0)
             ):
                 if dist.is_main:
-                    extra = {"best_val_loss": best_val, "bad_evals": bad_evals}
+                    extra = {"best_val_loss": best_val, "bad_evals": bad_evals, "seconds": clock.elapsed()}
                     averaged = average.values if average is not None else None
                     checkpoints.save(self.objective, optimizer, scheduler, result.step, extra, averaged)
                 barrier(dist)
             for callback in callbacks:
                 callback.on_step_end(result.step)
-            if result.stopped_early:
+            if result.stopped_early or result.out_of_time:
                 break
         for callback in callbacks:
             callback.on_end()
@@ -176,7 +191,14 @@ class Trainer:
         result.seconds = time.perf_counter() - began
         return result
 
-    def _resume(self, checkpoints, optimizer, scheduler, average, best) -> tuple[int, float | None, int]:
+    def _out_of_time(self, clock: Clock, dist: DistInfo) -> bool:
+        """Whether ``max_seconds`` of training have passed (on any rank: every rank stops at the same step)."""
+        if not self.config.max_seconds:
+            return False
+        late = float(clock.elapsed() >= self.config.max_seconds)
+        return (mean_across_ranks(late, dist, self.device) if dist.enabled else late) > 0
+
+    def _resume(self, checkpoints, optimizer, scheduler, average, best) -> tuple[int, float | None, int, float]:
         """Restore the latest checkpoint: weights, optimizer, schedule, RNG, moving average, kept weights."""
         if checkpoints is None:
             raise ValueError("resume needs a run folder")
@@ -190,7 +212,8 @@ class Trainer:
             average.load(state["averaged"])
         best_val = state["extra"].get("best_val_loss")
         best.load(best_val, self.device)
-        return state["step"], best_val, state["extra"].get("bad_evals", 0)
+        extra = state["extra"]
+        return state["step"], best_val, extra.get("bad_evals", 0), extra.get("seconds", 0.0)
 
     def _callbacks(self, dist: DistInfo) -> list[Callback]:
         """Only the main process reports: the metrics file, the progress bar, then the caller's callbacks."""
