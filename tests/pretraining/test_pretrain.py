@@ -20,7 +20,7 @@ from coderlm.model.hf_encoder import is_encoder_folder
 from coderlm.pretraining import pretrain
 from coderlm.pretraining.corpus import read_corpus
 from coderlm.pretraining.masking import IGNORE, mask_spans
-from coderlm.pretraining.pretrain import cut_windows
+from coderlm.pretraining.pretrain import bpe_sample, cut_windows
 from coderlm.text.hf_tokenizer import PretrainedTokenizer
 from coderlm.training import Callback, trainer
 
@@ -118,6 +118,14 @@ def test_windows_cover_each_document_after_a_start_token_short_tails_dropped():
     ]  # 222-224: a 3-token tail, dropped
 
 
+def test_the_bpe_learns_from_a_seeded_sample_of_about_bpe_chars():
+    texts = [f"doc {i} " * (i + 1) for i in range(200)]
+    assert bpe_sample(texts, 0, seed=0) is texts and bpe_sample(texts, 10**9, seed=0) is texts
+    sample = bpe_sample(texts, 5000, seed=0)
+    assert 5000 <= sum(map(len, sample)) < 5000 + max(map(len, texts)) and set(sample) < set(texts)
+    assert sample == bpe_sample(texts, 5000, seed=0) and sample != bpe_sample(texts, 5000, seed=1)
+
+
 # ----------------------------------------------------------------------------------- the loop, the folder
 @pytest.fixture(scope="module")
 def encoder(tmp_path_factory) -> Path:
@@ -213,6 +221,16 @@ def test_command_line_pretrains_and_reports(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     distinct = len({json.loads(line)["text"] for line in corpus.read_text().splitlines()})  # given twice: once each
     assert summary["encoder"] == str(tmp_path / "enc") and summary["steps"] == 2 and summary["documents"] == distinct
+    assert (tmp_path / "enc" / "config.json").is_file()
+
+
+def test_command_line_stops_at_max_seconds_with_a_bpe_sample(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "corpus.jsonl", n=60)
+    flags = ["--vocab-size", "300", "--max-len", "48", "--hidden-size", "32", "--layers", "1", "--heads", "4"]
+    flags += ["--intermediate-size", "64", "--steps", "1000000", "--max-seconds", "1", "--bpe-chars", "2000"]
+    assert main(["pretrain", "--data", str(corpus), "--out", str(tmp_path / "enc"), *flags, "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["out_of_time"] and 0 < summary["steps"] < 1000000
     assert (tmp_path / "enc" / "config.json").is_file()
 
 

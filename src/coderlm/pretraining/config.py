@@ -28,6 +28,7 @@ TRAINING_SKIPPED += ("cache_dir", "augment")
 @dataclasses.dataclass(frozen=True)
 class PretrainConfig:
     vocab_size: int = 8192  # BPE tokens learned over all the pretraining text (code-aware: digits split)
+    bpe_chars: int = 0  # learn the BPE from a seeded sample of documents of about this many characters; 0 = all
     max_len: int = 512  # tokens per training window; also the encoder's position limit
     hidden_size: int = 256  # encoder width
     layers: int = 4  # encoder blocks
@@ -41,6 +42,7 @@ class PretrainConfig:
     field: str = "text"  # the text field of JSONL/Parquet rows (e.g. "code" for the shared LeetCode files)
 
     def __post_init__(self) -> None:
+        check_integers(self, ("bpe_chars",), "pretraining option", minimum=0)
         positive = ("vocab_size", "max_len", "hidden_size", "layers", "heads", "intermediate_size", "max_span")
         check_integers(self, positive, "pretraining option")
         if self.vocab_size < 260:

@@ -158,10 +158,26 @@ def _tokenizer(
     saved = folder / "tokenizer.json"
     if resume and saved.is_file():
         return BPETokenizer.load(saved)
-    say(train_config, f"learning a {config.vocab_size}-token BPE over the corpus")
-    tokenizer = BPETokenizer.train(texts, config.vocab_size, pretokenize="code", specials=[MASK])
+    sample = bpe_sample(texts, config.bpe_chars, train_config.seed)
+    share = f"{len(sample)} of {len(texts)} documents" if len(sample) < len(texts) else "the corpus"
+    say(train_config, f"learning a {config.vocab_size}-token BPE over {share}")
+    tokenizer = BPETokenizer.train(sample, config.vocab_size, pretokenize="code", specials=[MASK])
     write_atomic(saved, hf_tokenizer_json(tokenizer))
     return tokenizer
+
+
+def bpe_sample(texts: list[str], chars: int, seed: int) -> list[str]:
+    """Documents in a seeded random order until they hold ``chars`` characters (all of them when ``chars`` is 0
+    or the corpus is smaller): a BPE learned on a large sample differs little from one learned on all."""
+    if not chars or sum(map(len, texts)) <= chars:
+        return texts
+    sample, total = [], 0
+    for i in np.random.default_rng(seed).permutation(len(texts)):
+        sample.append(texts[i])
+        total += len(texts[i])
+        if total >= chars:
+            break
+    return sample
 
 
 class Masking:
