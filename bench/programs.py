@@ -133,6 +133,14 @@ def main() -> None:
     parser.add_argument("--languages", help="comma-separated subset (default: all in the file)")
     parser.add_argument("--splits", default="problem,random")
     parser.add_argument("--steps", type=int, default=3000, help="RLM training steps")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="RLM training option max_seconds: also stop after this many seconds, the schedule run by time",
+    )
+    parser.add_argument("--device", default="cpu", help="where the RLMs train and sample: cpu, cuda, cuda:N, auto")
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="RLM training precision")
     parser.add_argument("--head-steps", type=int, default=1500, help="regression head training steps")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
@@ -276,6 +284,8 @@ def main() -> None:
         "digit_decay": args.digit_decay,
         "aux_regression": args.aux_regression,
         "augment": args.augment,
+        "max_seconds": args.max_seconds,
+        "precision": args.precision,
     }
     for how in args.splits.split(","):
         parts = split(own, how)
@@ -302,6 +312,7 @@ def main() -> None:
                     training={**rlm_training, "seed": seed, **extra},
                     num_samples=args.samples,
                     batch_size=64,
+                    device=args.device,
                 )
                 with starting_point(kind, folder, seed) as start_from:
                     rlm.fit(
@@ -331,6 +342,7 @@ def main() -> None:
                         "truncated": rlm.fit_report_.get("truncated"),
                         "best_step": rlm.fit_report_.get("best_step"),
                         "steps_run": rlm.fit_report_.get("steps"),
+                        "out_of_time": rlm.fit_report_.get("out_of_time"),
                         "kept_steps": ",".join(map(str, rlm.fit_report_.get("kept_steps", []))),
                         **settings,
                     }

@@ -9,7 +9,11 @@ The corpus is unlabelled code, none of it from a problem any bench tests on:
 - TheAlgorithms/Python (``../shared/data/thealgorithms``, MIT);
 - KernelBench's PyTorch programs (``../shared/data/kernelbench``, MIT): PyTorch source, not the
   Inductor kernels the kernel bench tests;
-- the Python standard library of this machine (``/usr/lib/python3.11``, its tests left out).
+- the Python standard library of this machine (``/usr/lib/python3.11``, its tests left out);
+- with ``--site-packages``, the Python source of every package installed beside coderlm (torch, scipy,
+  scikit-learn, sympy, ...: what ``pip install -e ".[dev]"`` with ``constraints.txt`` puts in the
+  environment), tests left out, and transformers' ``models/`` folder (hundreds of near-copies of one
+  file): ~160 MB more, for a GPU-sized run.
 
 It is written to ``OUT/corpus.jsonl`` (one ``{"text": ...}`` per document) and pretrained with
 ``coderlm.pretraining.pretrain`` into ``OUT/encoder``; the command that does the same is printed.
@@ -17,6 +21,8 @@ It is written to ``OUT/corpus.jsonl`` (one ``{"text": ...}`` per document) and p
     python scripts/pretrain_encoder.py --out out/pretrain      # corpus ~1 min, then the stated budget
     python scripts/pretrain_encoder.py --out out/pretrain_py --languages python --layers 2 --vocab-size 1024
         # Python only, the size and BPE of the programs bench's scratch RLM
+    python scripts/pretrain_encoder.py --out out/gpu --languages python --site-packages --corpus-only
+        # the corpus of scripts/gpu_pretrain.sh (pretraining on a GPU machine)
 """
 
 from __future__ import annotations
@@ -44,9 +50,12 @@ def labelled_problems(folder: Path, limit: int) -> set[int]:
     return {int(name.rsplit("/", 1)[1]) for name in [j.problem for j in jobs] + [s["problem"] for s in skips]}
 
 
-def documents(data: Path, limit: int, languages: list[str] | None = None) -> dict[str, list[str]]:
+def documents(
+    data: Path, limit: int, languages: list[str] | None = None, site_packages: bool = False
+) -> dict[str, list[str]]:
     """Source name -> its documents: LeetCode solutions in ``languages`` (default: every language) and
-    the Python sources (TheAlgorithms, KernelBench, the standard library) when Python is among them."""
+    the Python sources (TheAlgorithms, KernelBench, the standard library, with ``site_packages`` the
+    installed packages) when Python is among them."""
     leetcode = data / "leetcode"
     held_out = labelled_problems(leetcode, limit)
     out: dict[str, list[str]] = {"leetcode": []}
@@ -62,17 +71,27 @@ def documents(data: Path, limit: int, languages: list[str] | None = None) -> dic
     with gzip.open(data / "thealgorithms" / "python.jsonl.gz", "rt") as file:
         out["thealgorithms"] = [json.loads(line)["code"] for line in file]
     out["kernelbench"] = [p.read_text() for p in sorted((data / "kernelbench").rglob("*.py"))]
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    out["stdlib"] = []
-    for path in sorted(stdlib.rglob("*.py")):
-        parts = set(path.relative_to(stdlib).parts)
-        if parts & {"test", "tests", "site-packages", "idle_test", "lib2to3"}:
+    out["stdlib"] = python_files(Path(sysconfig.get_paths()["stdlib"]), {"site-packages", "idle_test", "lib2to3"})
+    if site_packages:
+        installed = Path(sysconfig.get_paths()["purelib"])
+        out["site-packages"] = python_files(installed, {"coderlm", "__editable__"}, skip_paths={"transformers/models"})
+    return out
+
+
+def python_files(root: Path, skip_parts: set[str], skip_paths: set[str] = frozenset()) -> list[str]:
+    """The UTF-8 ``.py`` files under ``root`` (sorted), test folders and ``skip_parts`` / ``skip_paths`` left out."""
+    texts = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if set(relative.parts) & (skip_parts | {"test", "tests"}) or any(
+            relative.as_posix().startswith(prefix + "/") for prefix in skip_paths
+        ):
             continue
         try:
-            out["stdlib"].append(path.read_text(encoding="utf-8"))
+            texts.append(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError:
             continue
-    return out
+    return texts
 
 
 def main() -> None:
@@ -86,17 +105,21 @@ def main() -> None:
     )
     parser.add_argument("--layers", type=int, default=RECIPE["layers"], help="encoder blocks")
     parser.add_argument("--vocab-size", type=int, default=RECIPE["vocab_size"], help="BPE tokens")
+    parser.add_argument("--site-packages", action="store_true", help="add the installed packages' Python source")
+    parser.add_argument("--corpus-only", action="store_true", help="write OUT/corpus.jsonl and stop")
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
     corpus = args.out / "corpus.jsonl"
     if not corpus.is_file():
         languages = [lang for lang in args.languages.split(",") if lang] or None
-        sources = documents(args.data or shared_data(), args.limit, languages)
+        sources = documents(args.data or shared_data(), args.limit, languages, args.site_packages)
         lines = [json.dumps({"text": t, "source": name}) for name, texts in sources.items() for t in texts]
         args.out.mkdir(parents=True, exist_ok=True)
         write_atomic(corpus, "".join(line + "\n" for line in lines))
         counts = {name: (len(texts), sum(map(len, texts))) for name, texts in sources.items()}
         print(f"corpus: {json.dumps(counts)} (documents, characters)", file=sys.stderr)
+    if args.corpus_only:
+        return
     training = TRAINING | {"steps": args.steps}
     recipe = RECIPE | {"layers": args.layers, "vocab_size": args.vocab_size}
     flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in (recipe | training).items())
