@@ -1,8 +1,8 @@
 """The encoder an RLM row starts from, as ``bench/programs.py --encoders`` names it.
 
 - ``scratch``: the RLM's own encoder, trained with it;
-- ``FOLDER``: a pretrained encoder (``coderlm pretrain``'s output), fine-tuned under a new number
-  decoder (``fit(init=FOLDER)``);
+- ``FOLDER``: a pretrained encoder (``coderlm pretrain``'s output, or ``builtin:python-encoder``),
+  fine-tuned under a new number decoder (``fit(init=FOLDER)``);
 - ``untrained:FOLDER``: the same architecture and tokenizer with freshly initialised weights, trained
   exactly as the fine-tuned row: the control that separates what pretraining taught from what the
   encoder's size and BPE bring;
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from coderlm.builtin import model_folder
 from coderlm.model.hf_encoder import is_encoder_folder
 
 LABELS = {
@@ -37,10 +38,11 @@ def encoder_family(spec: str) -> tuple[str, str | None]:
         return "scratch", None
     for kind in ("untrained", "frozen"):
         if spec.startswith(kind + ":"):
-            return kind, spec.removeprefix(kind + ":")
-    if (Path(spec) / "config.json").is_file() and not is_encoder_folder(spec):
-        return "model", spec  # a saved coderlm model
-    return "pretrained", spec
+            return kind, str(model_folder(spec.removeprefix(kind + ":")))
+    folder = str(model_folder(spec))  # builtin:<name> is the shipped folder
+    if (Path(folder) / "config.json").is_file() and not is_encoder_folder(folder):
+        return "model", folder  # a saved coderlm model
+    return "pretrained", folder
 
 
 def family_options(kind: str, folder: str | None, model: dict, dim: int, init_learning_rate: float) -> tuple:

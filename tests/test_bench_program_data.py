@@ -68,4 +68,7 @@ def test_an_encoders_entry_names_its_family(tmp_path):
     assert encoder_family(str(bert)) == ("pretrained", str(bert))
     assert encoder_family(f"frozen:{bert}") == ("frozen", str(bert))
     assert encoder_family(str(rlm)) == ("model", str(rlm))  # a trained RLM: fine-tuned whole
+    kind, folder = encoder_family("untrained:builtin:python-encoder")  # shipped folders by name
+    assert kind == "untrained" and folder.endswith("python-encoder") and Path(folder, "config.json").is_file()
+    assert encoder_family("builtin:nb201")[0] == "model"
     assert family_options("model", str(rlm), {"dropout": 0.1}, 128, 3e-4) == ({"dropout": 0.1}, {"learning_rate": 3e-4})

@@ -47,3 +47,18 @@ def test_builtin_models_initialise_training_and_name_the_missing_ones(shipped, t
     assert model_folder("runs/a").as_posix() == "runs/a"
     assert main(["predict", "--model", "builtin:nope", "-"]) == 2
     assert "builtin:nope: no such built-in model" in capsys.readouterr().err
+
+
+def test_the_shipped_python_encoder_starts_rlms_and_is_no_model_to_predict_with(capsys):
+    assert {"nb201", "python-encoder"} <= set(builtin_names())
+    texts = [f"def f(xs):\n    return [x * {i} for x in xs]\n" * (i % 4 + 1) for i in range(12)]
+    rlm = RegressionLM(max_input_len=64, num_samples=4, batch_size=4, training={"steps": 2, "progress": False})
+    rlm.fit(texts, np.arange(12.0) + 1, init="builtin:python-encoder")
+    body = rlm.network_.encoder.body
+    assert body.config.model_type == "bert" and body.config.vocab_size == 1024  # the shipped BERT, fine-tuned
+    assert all(p.dtype == torch.float32 for p in body.parameters())  # fp16 on disk, fp32 to compute
+    assert np.isfinite(rlm.predict(texts[:2])).all()
+    with pytest.raises(ValueError, match="builtin:python-encoder: a pretrained encoder, not a trained model"):
+        RegressionLM.load("builtin:python-encoder")
+    assert main(["predict", "--model", "builtin:python-encoder", "-"]) == 2
+    assert "coderlm train --init builtin:python-encoder" in capsys.readouterr().err

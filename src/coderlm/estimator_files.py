@@ -14,6 +14,7 @@ from coderlm.builtin import model_folder
 from coderlm.decoding.calibration import Calibration
 from coderlm.devices import resolve_device
 from coderlm.model.files import CONFIG_FILE, SavedModel, read_model, write_model
+from coderlm.model.hf_encoder import is_encoder_folder
 from coderlm.numbers.formats import format_from_dict
 from coderlm.readout import Readout
 
@@ -29,7 +30,12 @@ def write_estimator(rlm, path: Path) -> Path:
 
 def read_estimator(cls: type, path: str | Path, device: str):
     """A ``cls`` fitted as saved in ``path`` (or ``builtin:<name>``); errors name the missing or bad file."""
-    path = model_folder(path)
+    shown, path = path, model_folder(path)
+    if is_encoder_folder(path):
+        raise ValueError(
+            f"{shown}: a pretrained encoder, not a trained model (it writes no numbers): fine-tune one from it "
+            f"with 'coderlm train --init {shown}' (or fit(init=...))"
+        )
     saved = read_model(path, cls.__name__, resolve_device(device))
     params = saved.params | {"specials": tuple(saved.params.get("specials", ())), "device": device}
     if params.get("number_format") is not None:
