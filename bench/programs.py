@@ -66,6 +66,7 @@ import torch
 
 from coderlm import RegressionLM
 from coderlm.atomic import write_atomic
+from coderlm.builtin import model_folder
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.model.build import build_tokenizer
@@ -225,6 +226,11 @@ def main() -> None:
         type=Path,
         help="save every RLM trained here to DIR/<split>-<encoder family>-seed<N> (then usable as --encoders FOLDER)",
     )
+    parser.add_argument(
+        "--head-encoder",
+        help="the regression-head baselines start from this pretrained encoder (a folder or builtin:<name>), "
+        "fine-tuned at --init-learning-rate as the RLM is: the paper's ablation on the same pretrained encoder",
+    )
     parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument(
         "--baselines-read",
@@ -363,7 +369,7 @@ def main() -> None:
             baseline_texts = rlm_window(texts, pick(tr), args.vocab_size, args.max_input_len)
         read = lambda idx, view=baseline_texts: [view[i] for i in idx]  # noqa: E731
         for name in [b for b in args.baselines.split(",") if b]:
-            options = {}
+            options, head = {}, {}
             if name.startswith("regression_head"):
                 options = {
                     "model": model,
@@ -371,11 +377,17 @@ def main() -> None:
                     "vocab_size": args.vocab_size,
                     "max_input_len": args.max_input_len,
                 }
+                if args.head_encoder:  # the head on the pretrained encoder, trained with it
+                    folder = str(model_folder(args.head_encoder))
+                    options["model"] = {**model, "encoder": folder, "train_encoder": True}
+                    options["training"]["learning_rate"] = args.init_learning_rate
+                    head = {"encoder": "pretrained", "init": folder}
             start = time.perf_counter()
             baseline = make_baseline(name, **options).fit(read(seen), targets[seen], tasks=[tasks[i] for i in seen])
             train_s = time.perf_counter() - start
             predicted = baseline.predict(read(te), tasks=test_tasks)
             row = scores(predicted, name, test, train_s=train_s, reads=args.baselines_read, extra_train=extra_train)
+            row |= head
             results.append(row)
             print(f"  {name} {train_s:.0f}s")
             write_report(args, results, counts, stats, complete=False)
