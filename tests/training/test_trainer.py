@@ -304,25 +304,6 @@ def test_state_flattening_round_trips():
     assert back["b"][1][4] == "x" and back["d"] is None  # int keys survive (optimizer state uses them)
 
 
-def test_sampler_proportional_epochs_cover_every_row():
-    sampler = BatchSampler(10, 4, seed=3)
-    rows = np.concatenate([sampler.batch(s) for s in range(5)])  # 20 rows = two epochs
-    assert sorted(rows[:10]) == list(range(10)) and sorted(rows[10:]) == list(range(10))
-    assert np.array_equal(BatchSampler(10, 4, seed=3).batch(4), sampler.batch(4))
-    assert not np.array_equal(BatchSampler(10, 4, seed=4).batch(0), sampler.batch(0))
-
-
-def test_sampler_temperature_flattens_task_mix():
-    tasks = ["big"] * 900 + ["small"] * 100
-    counts = {}
-    for temperature in (1.0, 1e6):
-        sampler = BatchSampler(1000, 100, 0, tasks, "temperature", temperature)
-        rows = np.concatenate([sampler.batch(s) for s in range(50)])
-        counts[temperature] = np.mean(np.asarray(tasks)[rows] == "small")
-    assert counts[1.0] == pytest.approx(0.1, abs=0.02)  # T = 1: proportional
-    assert counts[1e6] == pytest.approx(0.5, abs=0.03)  # T -> inf: uniform over tasks
-
-
 @pytest.mark.parametrize(
     "options, message",
     [

@@ -113,7 +113,7 @@ class Trainer:
         callbacks = self._callbacks(dist)
 
         result = TrainResult(start, [], [], best_val, False, 0.0)
-        began = last_log = clock.began = time.perf_counter()
+        last_log = clock.began = time.perf_counter()
         pending: list[float] = []
         micro = cfg.batch_size // cfg.grad_accum
         for callback in callbacks:
@@ -188,7 +188,7 @@ class Trainer:
             self.objective.load_state_dict(best.average())
         result.kept_steps = best.steps
         self.objective.eval()
-        result.seconds = time.perf_counter() - began
+        result.seconds = time.perf_counter() - clock.began
         return result
 
     def _out_of_time(self, clock: Clock, dist: DistInfo) -> bool:
