@@ -18,6 +18,11 @@ batches of 16 by length, ranking validation), test rows ``--test``:
     coderlm collect nas --count 600 --cells-per-stage 1 --labels flops,latency_cpu --out out/qs600
     python bench/rlm_vs_head.py --data out/qs600/nb201.jsonl --train 160 --steps 600 --seeds 0,1,2
 
+``--encoders scratch,FOLDER`` adds rows that start from a pretrained encoder (``coderlm pretrain``'s
+output: ``bench/encoder_families.py``, as ``bench/programs.py --encoders``), fine-tuned at
+``--init-learning-rate``; the regression head then runs on each encoder too (the same encoder, steps
+and batches). ``untrained:FOLDER`` is the control: its architecture and BPE, fresh weights.
+
 Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples
 per network (the median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method,
 variant, point, training size, seed), and a mean-over-seeds table with the spread. ``--summarize OLD.json ...`` prints
@@ -46,6 +51,7 @@ from coderlm.numbers import P10
 from coderlm.training.config import TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from encoder_families import encoder_family, family_options, starting_point
 from nasbench201 import DATA, OBJECTIVES, SHORT, load
 
 MODEL = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}  # RLM and head alike
@@ -128,26 +134,40 @@ def onnx_task(path: Path, args) -> Task:
     return Task([r.text for r in rows], targets, objectives, {o: o for o in objectives}, text, training, args.test)
 
 
-def run_rlm(args, task: Task, options: dict, split, seed: int) -> dict[str, dict]:
+def run_rlm(args, task: Task, options: dict, split, seed: int, encoder: str) -> dict[str, dict]:
     tr, va, te = split
+    kind, folder = encoder_family(encoder)
     training_keys = set(TrainConfig.__dataclass_fields__)
     model = MODEL | {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
-    training = task.training | {"steps": args.steps, "progress": False, "seed": seed}
+    model, extra = family_options(kind, folder, model, MODEL["decoder_dim"], args.init_learning_rate)
+    training = task.training | {"steps": args.steps, "progress": False, "seed": seed} | extra
     training |= {k: v for k, v in options.items() if k in training_keys}
     number_format = P10(digits=options["digits"]) if "digits" in options else None
-    rlm = RegressionLM(number_format, **task.text, model=model, training=training, batch_size=64)
+    rlm = RegressionLM(number_format, **text_options(task, kind), model=model, training=training, batch_size=64)
     y, pick = task.targets, task.pick
-    rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va])
+    with starting_point(kind, folder, seed) as init:
+        rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va], init=init)
     samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
     best = {"best_step": rlm.fit_report_.get("best_step")}
     return {point: task.spearman(point_estimate(samples, point), te) | best for point in ("median", "trimmed")}
 
 
-def run_head(args, task: Task, split, seed: int) -> dict[str, float]:
+def text_options(task: Task, kind: str) -> dict:
+    """The task's tokenizer options; a pretrained encoder (or its untrained twin) brings its own tokenizer."""
+    own = kind in ("pretrained", "untrained")
+    return {k: v for k, v in task.text.items() if not (own and k in ("vocab_size", "pretokenize"))}
+
+
+def run_head(args, task: Task, split, seed: int, encoder: str) -> dict[str, float]:
     tr, va, te = split
     seen = np.concatenate([tr, va])
     training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
-    head = make_baseline("regression_head_norm", **task.text, model=MODEL, training=training)
+    model = MODEL
+    kind, folder = encoder_family(encoder)
+    if kind == "pretrained":  # the head on the pretrained encoder, trained with it, as the RLM is
+        model = MODEL | {"encoder": folder, "train_encoder": True}
+        training["learning_rate"] = args.init_learning_rate
+    head = make_baseline("regression_head_norm", **text_options(task, kind), model=model, training=training)
     head.fit(task.pick(seen), task.targets[seen])
     return task.spearman(head.predict(task.pick(te)), te)
 
@@ -157,11 +177,13 @@ def summary(rows: list[dict], columns: list[str]) -> list[dict]:
     the group's dataset does not have (``--summarize`` of cell-string and ONNX runs together)."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
-        key = (row.get("data"), row["method"], row["variant"], row.get("point", "median"), row["train"])
+        encoder = row.get("encoder", "scratch")
+        key = (row.get("data"), row["method"], encoder, row["variant"], row.get("point", "median"), row["train"])
         groups.setdefault(key, []).append(row)
     out = []
-    for (_, method, variant, point, train), group in groups.items():
-        entry = {"method": method, "variant": variant, "point": point, "train": train, "seeds": len(group)}
+    for (_, method, encoder, variant, point, train), group in groups.items():
+        entry = {"method": method, "encoder": encoder, "variant": variant, "point": point, "train": train}
+        entry["seeds"] = len(group)
         for name in columns:
             values = [g[name] for g in group if name in g]
             entry[name] = f"{np.mean(values):.3f} ± {np.std(values):.3f}" if values else "-"
@@ -181,6 +203,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1500, help="training steps of every model")
     parser.add_argument("--batch-size", type=int, default=0, help="default: 32 (cell strings), 16 (ONNX)")
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
+    parser.add_argument("--encoders", default="scratch", help="scratch, FOLDER, untrained:FOLDER (comma-separated)")
+    parser.add_argument(
+        "--init-learning-rate", type=float, default=3e-4, help="learning rate from a pretrained encoder"
+    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
@@ -190,21 +216,28 @@ def main() -> None:
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv or a .jsonl dataset)")
     variants = {spec: parse_variant(spec) for spec in args.variants.split(";") if spec}
+    encoders = [e for e in args.encoders.split(",") if e]
+    for encoder in encoders:
+        if encoder_family(encoder)[0] not in ("scratch", "pretrained", "untrained"):
+            raise SystemExit(f"--encoders: {encoder!r} is not scratch, a pretrained encoder folder or untrained:FOLDER")
     task = onnx_task(args.data, args) if args.data.suffix == ".jsonl" else cell_task(args.data, args)
     rows = []
     for train in [int(n) for n in args.train.split(",")]:
         split = task.parts(train)
         for seed in [int(s) for s in args.seeds.split(",")]:
-            jobs = [("rlm", spec) for spec in variants] + ([("regression_head_norm", "")] if args.head else [])
-            for method, spec in jobs:
+            jobs = [("rlm", e, spec) for e in encoders for spec in variants]
+            if args.head:  # on every encoder but the untrained control
+                jobs += [("regression_head_norm", e, "") for e in encoders if not e.startswith("untrained:")]
+            for method, encoder, spec in jobs:
                 start = time.perf_counter()
                 if method == "rlm":
-                    by_point = run_rlm(args, task, variants[spec], split, seed)
+                    by_point = run_rlm(args, task, variants[spec], split, seed, encoder)
                 else:
-                    by_point = {"": run_head(args, task, split, seed)}
+                    by_point = {"": run_head(args, task, split, seed, encoder)}
                 seconds = {"train_s": round(time.perf_counter() - start, 1)}
                 for point, scores in by_point.items():
-                    row = {"method": method, "variant": spec, "point": point, "train": train, "seed": seed}
+                    row = {"method": method, "encoder": encoder, "variant": spec, "point": point, "train": train}
+                    row["seed"] = seed
                     rows.append(row | {"data": args.data.name, "steps": args.steps} | scores | seconds)
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 if args.json:  # after every row: a long run keeps what it measured
@@ -214,11 +247,12 @@ def main() -> None:
 
 
 def print_tables(rows: list[dict]) -> None:
-    fixed = {"method", "variant", "point", "train", "seed", "data", "steps", "best_step", "train_s"}
+    fixed = {"method", "encoder", "variant", "point", "train", "seed", "data", "steps", "best_step", "train_s"}
     scores = [key for key in dict.fromkeys(k for r in rows for k in r) if key not in fixed]
-    print(markdown_table(rows, ["method", "variant", "point", "train", "seed", *scores, "best_step", "train_s"]))
+    head = ["method", "encoder", "variant", "point", "train"]
+    print(markdown_table(rows, [*head, "seed", *scores, "best_step", "train_s"]))
     print()
-    print(markdown_table(summary(rows, scores), ["method", "variant", "point", "train", "seeds", *scores]))
+    print(markdown_table(summary(rows, scores), [*head, "seeds", *scores]))
 
 
 if __name__ == "__main__":

@@ -234,6 +234,22 @@ def test_command_line_stops_at_max_seconds_with_a_bpe_sample(tmp_path, capsys):
     assert (tmp_path / "enc" / "config.json").is_file()
 
 
+def test_line_pretokenizing_merges_across_punctuation_for_machine_written_text(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "corpus.jsonl", n=60)
+    flags = ["--vocab-size", "300", "--max-len", "48", "--hidden-size", "32", "--layers", "1", "--heads", "4"]
+    flags += ["--intermediate-size", "64", "--steps", "1", "--batch-size", "4", "--no-progress"]
+    vocabularies = {}
+    for how in ("code", "lines"):
+        out = tmp_path / how
+        assert main(["pretrain", "--data", str(corpus), "--out", str(out), *flags, "--pretokenize", how]) == 0
+        vocabularies[how] = PretrainedTokenizer.from_folder(out).tokenizer.get_vocab()
+        assert json.loads((out / "pretrain.json").read_text())["pretrain"]["pretokenize"] == how
+    # "(" and "xs" are separate pieces for code; every line is one piece for lines, so they merge
+    assert not any("(xs" in token for token in vocabularies["code"])
+    assert any("(xs" in token for token in vocabularies["lines"])
+    capsys.readouterr()
+
+
 def test_command_line_errors_are_one_line(tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus.jsonl", n=4)
     assert main(["pretrain", "--out", str(tmp_path / "x")]) == 2
@@ -242,3 +258,5 @@ def test_command_line_errors_are_one_line(tmp_path, capsys):
     assert "corpus.jsonl:1: field 'code' is missing" in capsys.readouterr().err
     assert main(["pretrain", "--data", str(corpus), "--out", str(tmp_path / "x"), "--heads", "5"]) == 2
     assert "--heads 5 must divide hidden_size=256" in capsys.readouterr().err
+    assert main(["pretrain", "--data", str(corpus), "--out", str(tmp_path / "x"), "--pretokenize", "words"]) == 2
+    assert "pretokenize must be one of code, lines, lines+digits, got 'words'" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from coderlm.options import OptionError, check_integers, check_options
+from coderlm.text.bpe import PRETOKENIZERS
 
 # TrainConfig defaults that differ for pretraining (BERT-style recipes: lower peak rate, weight decay,
 # windows of similar length batched together, a validation loss now and then).
@@ -27,7 +28,8 @@ TRAINING_SKIPPED += ("cache_dir", "augment")
 
 @dataclasses.dataclass(frozen=True)
 class PretrainConfig:
-    vocab_size: int = 8192  # BPE tokens learned over all the pretraining text (code-aware: digits split)
+    vocab_size: int = 8192  # BPE tokens learned over all the pretraining text
+    pretokenize: str = "code"  # where merges stop: code (words, punctuation, digits), lines, lines+digits
     bpe_chars: int = 0  # learn the BPE from a seeded sample of documents of about this many characters; 0 = all
     max_len: int = 512  # tokens per training window; also the encoder's position limit
     hidden_size: int = 256  # encoder width
@@ -45,6 +47,12 @@ class PretrainConfig:
         check_integers(self, ("bpe_chars",), "pretraining option", minimum=0)
         positive = ("vocab_size", "max_len", "hidden_size", "layers", "heads", "intermediate_size", "max_span")
         check_integers(self, positive, "pretraining option")
+        if self.pretokenize not in PRETOKENIZERS:
+            raise OptionError(
+                "pretokenize",
+                f"must be one of {', '.join(PRETOKENIZERS)}, got {self.pretokenize!r}",
+                "pretraining option",
+            )
         if self.vocab_size < 260:
             raise OptionError("vocab_size", f"must be >= 260 (bytes, specials, a merge), got {self.vocab_size}")
         if self.max_len < 16:

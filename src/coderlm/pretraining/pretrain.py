@@ -161,7 +161,7 @@ def _tokenizer(
     sample = bpe_sample(texts, config.bpe_chars, train_config.seed)
     share = f"{len(sample)} of {len(texts)} documents" if len(sample) < len(texts) else "the corpus"
     say(train_config, f"learning a {config.vocab_size}-token BPE over {share}")
-    tokenizer = BPETokenizer.train(sample, config.vocab_size, pretokenize="code", specials=[MASK])
+    tokenizer = BPETokenizer.train(sample, config.vocab_size, pretokenize=config.pretokenize, specials=[MASK])
     write_atomic(saved, hf_tokenizer_json(tokenizer))
     return tokenizer
 
