@@ -31,6 +31,7 @@ from sklearn.preprocessing import StandardScaler
 
 from coderlm.data import read_dataset
 from coderlm.evaluation import markdown_table
+from coderlm.model.hf_encoder import load_body
 from coderlm.numbers.log_space import log_scale, to_fit_space
 from coderlm.text.hf_tokenizer import PretrainedTokenizer
 
@@ -40,10 +41,8 @@ from encoder_families import encoder_family, untrained_copy
 
 def pooled_states(folder: str, texts: list[str], max_len: int, batch: int = 32) -> tuple[np.ndarray, np.ndarray]:
     """(mean-pooled last-layer states, bag-of-token counts) of ``texts`` under the encoder in ``folder``."""
-    import transformers
-
     tokenizer = PretrainedTokenizer.from_folder(folder)
-    model = transformers.AutoModel.from_pretrained(folder).eval()
+    model = load_body(folder)[0].eval()
     states, counts = [], np.zeros((len(texts), tokenizer.vocab_size), dtype=np.float32)
     for start in range(0, len(texts), batch):
         tokens = tokenizer.encode(texts[start : start + batch], max_len)

@@ -134,9 +134,9 @@ def onnx_task(path: Path, args) -> Task:
     return Task([r.text for r in rows], targets, objectives, {o: o for o in objectives}, text, training, args.test)
 
 
-def run_rlm(args, task: Task, options: dict, split, seed: int, encoder: str) -> dict[str, dict]:
+def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) -> dict[str, dict]:
     tr, va, te = split
-    kind, folder = encoder_family(encoder)
+    kind, folder = family
     training_keys = set(TrainConfig.__dataclass_fields__)
     model = MODEL | {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
     model, extra = family_options(kind, folder, model, MODEL["decoder_dim"], args.init_learning_rate)
@@ -158,12 +158,12 @@ def text_options(task: Task, kind: str) -> dict:
     return {k: v for k, v in task.text.items() if not (own and k in ("vocab_size", "pretokenize"))}
 
 
-def run_head(args, task: Task, split, seed: int, encoder: str) -> dict[str, float]:
+def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, float]:
     tr, va, te = split
     seen = np.concatenate([tr, va])
     training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
     model = MODEL
-    kind, folder = encoder_family(encoder)
+    kind, folder = family
     if kind == "pretrained":  # the head on the pretrained encoder, trained with it, as the RLM is
         model = MODEL | {"encoder": folder, "train_encoder": True}
         training["learning_rate"] = args.init_learning_rate
@@ -216,24 +216,24 @@ def main() -> None:
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv or a .jsonl dataset)")
     variants = {spec: parse_variant(spec) for spec in args.variants.split(";") if spec}
-    encoders = [e for e in args.encoders.split(",") if e]
-    for encoder in encoders:
-        if encoder_family(encoder)[0] not in ("scratch", "pretrained", "untrained"):
+    families = {e: encoder_family(e) for e in args.encoders.split(",") if e}  # spec -> (kind, folder)
+    for encoder, (kind, _) in families.items():
+        if kind not in ("scratch", "pretrained", "untrained"):
             raise SystemExit(f"--encoders: {encoder!r} is not scratch, a pretrained encoder folder or untrained:FOLDER")
     task = onnx_task(args.data, args) if args.data.suffix == ".jsonl" else cell_task(args.data, args)
     rows = []
     for train in [int(n) for n in args.train.split(",")]:
         split = task.parts(train)
         for seed in [int(s) for s in args.seeds.split(",")]:
-            jobs = [("rlm", e, spec) for e in encoders for spec in variants]
+            jobs = [("rlm", e, spec) for e in families for spec in variants]
             if args.head:  # on every encoder but the untrained control
-                jobs += [("regression_head_norm", e, "") for e in encoders if not e.startswith("untrained:")]
+                jobs += [("regression_head_norm", e, "") for e, (kind, _) in families.items() if kind != "untrained"]
             for method, encoder, spec in jobs:
                 start = time.perf_counter()
                 if method == "rlm":
-                    by_point = run_rlm(args, task, variants[spec], split, seed, encoder)
+                    by_point = run_rlm(args, task, variants[spec], split, seed, families[encoder])
                 else:
-                    by_point = {"": run_head(args, task, split, seed, encoder)}
+                    by_point = {"": run_head(args, task, split, seed, families[encoder])}
                 seconds = {"train_s": round(time.perf_counter() - start, 1)}
                 for point, scores in by_point.items():
                     row = {"method": method, "encoder": encoder, "variant": spec, "point": point, "train": train}
