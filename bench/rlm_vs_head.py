@@ -48,7 +48,6 @@ from coderlm.evaluation import markdown_table
 from coderlm.evaluation.baselines import make_baseline
 from coderlm.model.config import ModelConfig
 from coderlm.numbers import P10
-from coderlm.pretraining.corpus import read_corpus
 from coderlm.training.config import TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -89,7 +88,6 @@ class Task:
     text: dict  # tokenizer options (the same for the RLM and the head)
     training: dict  # the RLM recipe's training options (the head gets the same steps and batch)
     test: int  # test rows: the last of the permutation
-    unlabelled: list[str] | None = None  # --unlabelled: texts the scratch RLM's BPE also learns from
 
     def parts(self, train: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Train, validation and test indices: a seed-0 permutation, cut at ``train``."""
@@ -147,17 +145,8 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
     number_format = P10(digits=options["digits"]) if "digits" in options else None
     rlm = RegressionLM(number_format, **text_options(task, kind), model=model, training=training, batch_size=64)
     y, pick = task.targets, task.pick
-    extra_texts = task.unlabelled if kind == "scratch" else None  # a pretrained encoder brings its own BPE
     with starting_point(kind, folder, seed) as init:
-        rlm.fit(
-            pick(tr),
-            y[tr],
-            objectives=task.objectives,
-            val_texts=pick(va),
-            val_targets=y[va],
-            init=init,
-            unlabelled_texts=extra_texts,
-        )
+        rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va], init=init)
     samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
     best = {"best_step": rlm.fit_report_.get("best_step")}
     return {point: task.spearman(point_estimate(samples, point), te) | best for point in ("median", "trimmed")}
@@ -218,12 +207,6 @@ def main() -> None:
     parser.add_argument(
         "--init-learning-rate", type=float, default=3e-4, help="learning rate from a pretrained encoder"
     )
-    parser.add_argument(
-        "--unlabelled",
-        type=Path,
-        nargs="+",
-        help="texts without labels (coderlm pretrain's --data formats) the scratch RLM's BPE also learns from",
-    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
@@ -238,8 +221,6 @@ def main() -> None:
         if kind not in ("scratch", "pretrained", "untrained"):
             raise SystemExit(f"--encoders: {encoder!r} is not scratch, a pretrained encoder folder or untrained:FOLDER")
     task = onnx_task(args.data, args) if args.data.suffix == ".jsonl" else cell_task(args.data, args)
-    if args.unlabelled:
-        task.unlabelled = read_corpus(args.unlabelled).texts
     rows = []
     for train in [int(n) for n in args.train.split(",")]:
         split = task.parts(train)
@@ -255,8 +236,7 @@ def main() -> None:
                     by_point = {"": run_head(args, task, split, seed, families[encoder])}
                 seconds = {"train_s": round(time.perf_counter() - start, 1)}
                 for point, scores in by_point.items():
-                    label = encoder_label(encoder, families[encoder][0], method, task)
-                    row = {"method": method, "encoder": label, "variant": spec, "point": point, "train": train}
+                    row = {"method": method, "encoder": encoder, "variant": spec, "point": point, "train": train}
                     row["seed"] = seed
                     rows.append(row | {"data": args.data.name, "steps": args.steps} | scores | seconds)
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -264,13 +244,6 @@ def main() -> None:
                     args.json.parent.mkdir(parents=True, exist_ok=True)
                     args.json.write_text(json.dumps({"results": rows}, indent=1))
     print_tables(rows)
-
-
-def encoder_label(encoder: str, kind: str, method: str, task: Task) -> str:
-    """The rows' ``encoder``: a scratch RLM whose BPE also learned from unlabelled texts says how many."""
-    if kind == "scratch" and method == "rlm" and task.unlabelled:
-        return f"scratch, BPE +{len(task.unlabelled)} unlabelled"
-    return encoder
 
 
 def print_tables(rows: list[dict]) -> None:

@@ -243,25 +243,3 @@ def test_pretokenize_values_belong_to_the_learned_bpe():
     texts, targets = line_count_task(16, seed=4)
     with pytest.raises(ValueError, match=r"pretokenize 'structure' is for pretrained encoders"):
         RegressionLM(pretokenize="structure", training=QUICK).fit(texts, targets)
-
-
-def test_unlabelled_texts_teach_the_bpe_their_words():
-    texts, targets = line_count_task(16, seed=4)
-    word = "throughput"
-    rlm = RegressionLM(vocab_size=300, model=TINY, training=QUICK)
-    rlm.fit(texts, targets, unlabelled_texts=[f"{word} = {i}\n" * 3 for i in range(40)])
-    alone = RegressionLM(vocab_size=300, model=TINY, training=QUICK).fit(texts, targets)
-    one_token = len(rlm.tokenizer_.tokenize(["x"])[0])
-    assert len(rlm.tokenizer_.tokenize([word])[0]) == one_token  # learned whole from the unlabelled texts
-    assert len(alone.tokenizer_.tokenize([word])[0]) > one_token
-    assert rlm.fit_report_["examples"] == alone.fit_report_["examples"] == 16  # they add no training rows
-    assert rlm.fit_report_["unlabelled_texts"] == 40 and "unlabelled_texts" not in alone.fit_report_
-
-
-def test_unlabelled_texts_errors_name_the_argument(tmp_path):
-    texts, targets = line_count_task(16, seed=4)
-    with pytest.raises(ValueError, match=r"unlabelled_texts: texts\[1\] is an empty string"):
-        RegressionLM(vocab_size=300, model=TINY, training=QUICK).fit(texts, targets, unlabelled_texts=["a", ""])
-    base = RegressionLM(vocab_size=300, model=TINY, training=QUICK).fit(texts, targets)
-    with pytest.raises(ValueError, match="unlabelled_texts: only a tokenizer learned from scratch"):
-        RegressionLM(training=QUICK).fit(texts, targets, init=base, unlabelled_texts=["x1 = 2\n"])

@@ -58,21 +58,6 @@ log = logging.getLogger("coderlm")
 FINETUNE_LEARNING_RATE = 5e-5  # the paper's fine-tuning rate; used with init= unless training sets one
 
 
-def unlabelled(texts: Sequence[str] | None, options: dict, base: RegressionLM | None) -> list[str]:
-    """``fit``'s ``unlabelled_texts``, checked: only a BPE learned from scratch can take them."""
-    if texts is None:
-        return []
-    if base is not None or options.get("encoder", SCRATCH) != SCRATCH:
-        raise ValueError(
-            "unlabelled_texts: only a tokenizer learned from scratch learns from them; an init model or "
-            "a pretrained encoder brings its own"
-        )
-    try:
-        return check_texts(texts)
-    except ValueError as error:
-        raise ValueError(f"unlabelled_texts: {error}") from None
-
-
 class RegressionLM:
     """An encoder-decoder that reads text and writes numbers digit by digit.
 
@@ -144,7 +129,6 @@ class RegressionLM:
         resume: bool = False,
         init: str | Path | RegressionLM | None = None,
         context: Sequence[str] | str = (),
-        unlabelled_texts: Sequence[str] | None = None,
     ) -> RegressionLM:
         """Learn the input vocabulary and the model. targets: n floats, or n lists of k floats.
 
@@ -168,8 +152,6 @@ class RegressionLM:
                 these texts, come first as context; the model then writes them and then the new objectives,
                 each new one starting from the init objective that ranks its targets best (``fit_report_
                 ["transfer"]``): a new device starts as the known device most like it.
-            unlabelled_texts: texts without targets that the input BPE also learns from (a from-scratch
-                tokenizer only): its merges then reflect the whole space of inputs, not just the labelled few.
         """
         options = size_options(self.model, type(self).__name__)
         if init is not None and not isinstance(init, RegressionLM) and is_encoder_folder(model_folder(init)):
@@ -189,8 +171,7 @@ class RegressionLM:
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = run_folder(run_dir, resume)
         codec = self._codec(rows.num_objectives, specials, base)
-        extra = unlabelled(unlabelled_texts, options, base)
-        tokenizer = self._tokenizer(rows.texts + extra, options, base, run_dir if resume else None)
+        tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
         rows = augmented(rows, config.augment, config.seed)  # after the BPE: it is learned on the texts as given
         target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
@@ -200,8 +181,6 @@ class RegressionLM:
         self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
         if transfer:
             self.fit_report_["transfer"] = transfer
-        if extra:
-            self.fit_report_["unlabelled_texts"] = len(extra)
         if run_dir is not None:
             save_tokenizer(run_dir, tokenizer)  # before any weights: a resume needs it
         device = torch.device(self._device())
