@@ -22,6 +22,8 @@ batches of 16 by length, ranking validation), test rows ``--test``:
 output: ``bench/encoder_families.py``, as ``bench/programs.py --encoders``), fine-tuned at
 ``--init-learning-rate``; the regression head then runs on each encoder too (the same encoder, steps
 and batches). ``untrained:FOLDER`` is the control: its architecture and BPE, fresh weights.
+``--head-learning-rate`` trains the head at another rate (its rows' variant says which), as a variant
+``learning_rate=...`` does the RLM.
 
 Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples
 per network (the median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method,
@@ -162,6 +164,8 @@ def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, flo
     tr, va, te = split
     seen = np.concatenate([tr, va])
     training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
+    if args.head_learning_rate:
+        training["learning_rate"] = args.head_learning_rate
     model = MODEL
     kind, folder = family
     if kind == "pretrained":  # the head on the pretrained encoder, trained with it, as the RLM is
@@ -207,6 +211,7 @@ def main() -> None:
     parser.add_argument(
         "--init-learning-rate", type=float, default=3e-4, help="learning rate from a pretrained encoder"
     )
+    parser.add_argument("--head-learning-rate", type=float, help="the regression head's (default: the library's, 1e-3)")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
@@ -227,7 +232,8 @@ def main() -> None:
         for seed in [int(s) for s in args.seeds.split(",")]:
             jobs = [("rlm", e, spec) for e in families for spec in variants]
             if args.head:  # on every encoder but the untrained control
-                jobs += [("regression_head_norm", e, "") for e, (kind, _) in families.items() if kind != "untrained"]
+                head = f"learning_rate={args.head_learning_rate}" if args.head_learning_rate else ""
+                jobs += [("regression_head_norm", e, head) for e, (kind, _) in families.items() if kind != "untrained"]
             for method, encoder, spec in jobs:
                 start = time.perf_counter()
                 if method == "rlm":
