@@ -22,7 +22,7 @@ batches of 16 by length, ranking validation), test rows ``--test``:
 output: ``bench/encoder_families.py``, as ``bench/programs.py --encoders``), fine-tuned at
 ``--init-learning-rate``; the regression head then runs on each encoder too (the same encoder, steps
 and batches). ``untrained:FOLDER`` is the control: its architecture and BPE, fresh weights.
-``--head-learning-rate`` trains the head at another rate (its rows' variant says which), as a variant
+``--head-learning-rate`` trains the scratch head at another rate (its rows' variant says which), as a variant
 ``learning_rate=...`` does the RLM.
 
 Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples
@@ -164,13 +164,13 @@ def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, flo
     tr, va, te = split
     seen = np.concatenate([tr, va])
     training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
-    if args.head_learning_rate:
-        training["learning_rate"] = args.head_learning_rate
     model = MODEL
     kind, folder = family
     if kind == "pretrained":  # the head on the pretrained encoder, trained with it, as the RLM is
         model = MODEL | {"encoder": folder, "train_encoder": True}
         training["learning_rate"] = args.init_learning_rate
+    elif args.head_learning_rate:
+        training["learning_rate"] = args.head_learning_rate
     head = make_baseline("regression_head_norm", **text_options(task, kind), model=model, training=training)
     head.fit(task.pick(seen), task.targets[seen])
     return task.spearman(head.predict(task.pick(te)), te)
@@ -211,7 +211,9 @@ def main() -> None:
     parser.add_argument(
         "--init-learning-rate", type=float, default=3e-4, help="learning rate from a pretrained encoder"
     )
-    parser.add_argument("--head-learning-rate", type=float, help="the regression head's (default: the library's, 1e-3)")
+    parser.add_argument(
+        "--head-learning-rate", type=float, help="the scratch regression head's (default: the library's, 1e-3)"
+    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
@@ -232,8 +234,10 @@ def main() -> None:
         for seed in [int(s) for s in args.seeds.split(",")]:
             jobs = [("rlm", e, spec) for e in families for spec in variants]
             if args.head:  # on every encoder but the untrained control
-                head = f"learning_rate={args.head_learning_rate}" if args.head_learning_rate else ""
-                jobs += [("regression_head_norm", e, head) for e, (kind, _) in families.items() if kind != "untrained"]
+                for e, (kind, _) in families.items():
+                    if kind != "untrained":  # the head on a pretrained encoder trains at --init-learning-rate
+                        rate = args.head_learning_rate if kind == "scratch" else None
+                        jobs.append(("regression_head_norm", e, f"learning_rate={rate}" if rate else ""))
             for method, encoder, spec in jobs:
                 start = time.perf_counter()
                 if method == "rlm":
