@@ -32,6 +32,7 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument("--head-steps", type=int, default=1500, help="regression head training steps")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.0, help="the RLM's AdamW decoupled weight decay")
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--max-input-len", type=int, default=512)

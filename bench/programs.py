@@ -87,6 +87,8 @@ def label(row: dict) -> str:
         method += f" digit_decay={row['digit_decay']:g}"
     if row.get("aux_regression", 0.0):
         method += f" aux_regression={row['aux_regression']:g}"
+    if row.get("weight_decay", 0.0):
+        method += f" weight_decay={row['weight_decay']:g}"
     if row.get("extra_train"):
         method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":
@@ -167,6 +169,7 @@ def main() -> None:
         "average_best": args.average_best,
         "digit_decay": args.digit_decay,
         "aux_regression": args.aux_regression,
+        "weight_decay": args.weight_decay,
         "augment": args.augment,
         "max_seconds": args.max_seconds,
         "precision": args.precision,
@@ -185,7 +188,7 @@ def main() -> None:
             family |= {"number_values": True} if args.number_values else {}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
-            settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression", "augment")}
+            settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression", "weight_decay", "augment")}
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()
