@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from coderlm.evaluation.baselines import BASELINES as KNOWN
+
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 
 
@@ -119,7 +121,9 @@ def parse_args(doc: str) -> argparse.Namespace:
         help="the regression-head baselines start from this pretrained encoder (a folder or builtin:<name>), "
         "fine-tuned at --init-learning-rate as the RLM is: the paper's ablation on the same pretrained encoder",
     )
-    parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
+    parser.add_argument(
+        "--baselines", default=",".join(BASELINES), help="comma-separated, or none with --baselines= (or '')"
+    )
     parser.add_argument(
         "--baselines-read",
         choices=["all", "window"],
@@ -133,4 +137,8 @@ def parse_args(doc: str) -> argparse.Namespace:
         help="write {'results': [...], 'complete': bool, 'data': {...}} here, "
         "rewritten after every method so a stopped run keeps its finished rows",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    unknown = [b for b in args.baselines.split(",") if b and b not in KNOWN]  # now, not after hours of training
+    if unknown:
+        parser.error(f"--baselines: unknown {', '.join(map(repr, unknown))}; known: {', '.join(sorted(KNOWN))}")
+    return args
