@@ -44,7 +44,7 @@ from coderlm.collect.kernels.texts import iterations
 from coderlm.data import read_dataset
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
-from coderlm.evaluation.baselines import make_baseline
+from coderlm.evaluation.baselines import baseline_names, make_baseline
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 DATA = "out/kernels/kernelbench.jsonl,out/kernels/synthetic.jsonl"
@@ -147,6 +147,10 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here (rewritten after every method)")
     args = parser.parse_args()
+    try:  # a typo fails now, not after the RLM has trained
+        args.baselines = ",".join(baseline_names(args.baselines))
+    except ValueError as e:
+        parser.error(f"--baselines: {e}")
     paths = [Path(p) for p in args.data.split(",") if p and Path(p).is_file()]
     if not paths:
         raise SystemExit(f"{args.data}: not found (run coderlm collect kernels first; see docs/kernels.md)")

@@ -38,6 +38,7 @@ from scipy.stats import kendalltau, spearmanr
 from coderlm import RegressionLM
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
+from coderlm.evaluation.baselines import baseline_names, make_baseline
 
 OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3", "lat_ms_eyeriss", "lat_ms_gold_6240", "lat_ms_titan_rtx_1"]
 SHORT = {
@@ -132,8 +133,6 @@ def truncation(rlm: RegressionLM, texts: list[str]) -> dict[str, float]:
 
 def run_kind(args, kind, texts, targets, parts, model, training) -> list[dict]:
     """The multi-objective RLM (median and mean of the same samples) and every baseline, on one input kind."""
-    from coderlm.evaluation.baselines import make_baseline
-
     tr, va, te = (parts[k] for k in ("train", "val", "test"))
     pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
     options = text_options(args, kind)
@@ -254,6 +253,10 @@ def main() -> None:
     parser.add_argument("--finetune-lr", type=float, default=3e-4, help="fine-tuning learning rate")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     args = parser.parse_args()
+    try:  # a typo fails now, not after the RLM has trained
+        args.baselines = ",".join(baseline_names(args.baselines))
+    except ValueError as e:
+        parser.error(f"--baselines: {e}")
     kinds = [k for k in args.inputs.split(",") if k]
     if not set(kinds) <= {"arch", "onnx"}:
         raise SystemExit(f"--inputs: unknown {sorted(set(kinds) - {'arch', 'onnx'})}; known: arch, onnx")

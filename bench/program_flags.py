@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from coderlm.evaluation.baselines import BASELINES as KNOWN
+from coderlm.evaluation.baselines import baseline_names
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 
@@ -121,9 +121,7 @@ def parse_args(doc: str) -> argparse.Namespace:
         help="the regression-head baselines start from this pretrained encoder (a folder or builtin:<name>), "
         "fine-tuned at --init-learning-rate as the RLM is: the paper's ablation on the same pretrained encoder",
     )
-    parser.add_argument(
-        "--baselines", default=",".join(BASELINES), help="comma-separated, or none with --baselines= (or '')"
-    )
+    parser.add_argument("--baselines", default=",".join(BASELINES), help="comma-separated, or '' for none")
     parser.add_argument(
         "--baselines-read",
         choices=["all", "window"],
@@ -138,7 +136,8 @@ def parse_args(doc: str) -> argparse.Namespace:
         "rewritten after every method so a stopped run keeps its finished rows",
     )
     args = parser.parse_args()
-    unknown = [b for b in args.baselines.split(",") if b and b not in KNOWN]  # now, not after hours of training
-    if unknown:
-        parser.error(f"--baselines: unknown {', '.join(map(repr, unknown))}; known: {', '.join(sorted(KNOWN))}")
+    try:  # now, not after hours of training
+        args.baselines = ",".join(baseline_names(args.baselines))
+    except ValueError as e:
+        parser.error(f"--baselines: {e}")
     return args

@@ -12,6 +12,7 @@ from coderlm.evaluation.baselines import (
     NgramFeaturizer,
     RegressionHeadRegressor,
     TextLength,
+    baseline_names,
     make_baseline,
     use_log_target,
 )
@@ -184,3 +185,10 @@ def test_predict_before_fit_and_bad_inputs(name):
         make_baseline(name).fit(texts, targets[:2])
     with pytest.raises(ValueError, match="not one string"):
         make_baseline(name).fit("one text", [1.0])
+
+
+def test_baseline_names_refuse_a_typo_before_anything_trains():
+    assert baseline_names("gbdt, knn") == ["gbdt", "knn"]
+    assert baseline_names("") == [] and baseline_names("''") == []  # a quoted empty value kept by a shell variable
+    with pytest.raises(ValueError, match=r"'gbtd'.*known: gbdt, knn"):
+        baseline_names("gbtd,knn")

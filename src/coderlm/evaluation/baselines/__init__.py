@@ -41,6 +41,16 @@ BASELINES: dict[str, Callable[..., Baseline]] = {
 }
 
 
+def baseline_names(spec: str) -> list[str]:
+    """The registry names in a comma-separated ``spec`` ("" or "''": none); ValueError naming any unknown one,
+    so that a command can refuse a typo before it trains anything."""
+    names = [n.strip() for n in spec.split(",") if n.strip() and n.strip() not in ("''", '""')]
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(BASELINES))}")
+    return names
+
+
 def make_baseline(name: str, **options) -> Baseline:
     """A new, unfitted baseline by registry name; ``options`` go to its constructor."""
     if name not in BASELINES:
@@ -56,6 +66,7 @@ __all__ = [
     "NgramKNN",
     "RegressionHeadRegressor",
     "TextLength",
+    "baseline_names",
     "make_baseline",
     "use_log_target",
 ]
