@@ -162,6 +162,9 @@ def test_context_objectives_are_teacher_forced_not_learned(base):
     assert tuned.objectives_ == ["lines", "double"]
     with pytest.raises(ValueError, match=r"context must name some but not all of the objectives"):
         tuned.fit(texts, rows, objectives=["lines", "double"], context=["speed"], init=path)
+    independent = RegressionLM(vocab_size=300, model=TINY | {"independent_objectives": True}, training={"steps": 1})
+    with pytest.raises(ValueError, match=r"context conditions the later objectives .* set it False"):
+        independent.fit(texts, rows, objectives=["lines", "double"], context=["lines"])
 
 
 @pytest.fixture(scope="module")

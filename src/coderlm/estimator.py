@@ -36,6 +36,7 @@ from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
 from coderlm.model.transfer import check_same_number_tokens, init_context, transfer_sources
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat
+from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch, load_tokenizer
 from coderlm.training.config import TrainConfig
@@ -175,6 +176,12 @@ class RegressionLM:
         rows = augmented(rows, config.augment, config.seed)  # after the BPE: it is learned on the texts as given
         target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
+        if not all(trained) and self.network_.cfg.independent_objectives:
+            raise OptionError(
+                "context",
+                "conditions the later objectives on the context ones, which independent_objectives=True cuts "
+                "(each objective is written from the input alone); set it False",
+            )
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
         self.readouts_ = []
         tokens = self._encode(rows.texts)

@@ -167,3 +167,44 @@ def test_pooled_memory_reads_the_mean_of_the_unpadded_states(codec, inputs):
     plain = EncoderDecoder(dataclasses.replace(cfg, pooled_memory=False)).eval()
     plain.load_state_dict(model.state_dict())  # the same weights: the option adds none
     assert not torch.allclose(plain(ids, mask, targets), full)
+
+
+def test_independent_objectives_see_only_the_input_and_their_own_tokens(codec, inputs):
+    """With ``independent_objectives`` the second objective's logits do not depend on the first's tokens,
+    each objective starts from the start token, and the KV cache (one token or a chunk at a time) still
+    equals the full forward."""
+    torch.manual_seed(0)
+    cfg = tiny_config(
+        output_vocab_size=codec.vocab_size,
+        output_length=codec.total_length,
+        independent_objectives=True,
+        number_length=codec.length,
+    )
+    model = EncoderDecoder(cfg).eval()
+    ids, mask = inputs
+    targets = torch.from_numpy(codec.encode([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).ids)
+    other_first = torch.from_numpy(codec.encode([[-7e5, 2.0], [0.25, 4.0], [9.0, 6.0]]).ids)
+    L = codec.length
+    full, changed = model(ids, mask, targets), model(ids, mask, other_first)
+    torch.testing.assert_close(changed[:, L:], full[:, L:], atol=1e-5, rtol=0)
+    assert not torch.allclose(changed[:, :L], full[:, :L])
+    steps = model.teacher_forced_inputs(targets)
+    assert (steps[:, [0, L]] == model.decoder.bos_id).all()
+    assert torch.equal(steps[:, 1:L], targets[:, : L - 1]) and torch.equal(steps[:, L + 1 :], targets[:, L:-1])
+    memory = model.encode(ids, mask)
+    cache = model.decoder.new_cache(3, ids.device, torch.float32)
+    one = torch.cat([model.decoder(steps[:, None, t : t + 1], memory, cache) for t in range(steps.shape[-1])], -2)
+    torch.testing.assert_close(one[:, 0], full, atol=1e-5, rtol=0)
+    cache = model.decoder.new_cache(3, ids.device, torch.float32)
+    chunks = [model.decoder(steps[:, None, a:b], memory, cache) for a, b in ((0, L - 2), (L - 2, steps.shape[-1]))]
+    torch.testing.assert_close(torch.cat(chunks, -2)[:, 0], full, atol=1e-5, rtol=0)
+    chained = EncoderDecoder(dataclasses.replace(cfg, independent_objectives=False)).eval()
+    chained.load_state_dict(model.state_dict())  # the same weights: the option adds none
+    assert not torch.allclose(chained(ids, mask, other_first)[:, L:], full[:, L:])
+
+
+def test_independent_objectives_need_the_number_length():
+    with pytest.raises(ValueError, match=r"independent_objectives.*number_length=0"):
+        tiny_config(independent_objectives=True)
+    with pytest.raises(ValueError, match=r"\(number_length=5\) to divide output_length=12"):
+        tiny_config(independent_objectives=True, number_length=5)

@@ -78,6 +78,8 @@ def _decode(
     state = torch.full((batch, num_samples), automaton.start, dtype=torch.long, device=device)
     out = torch.empty((batch, num_samples, length), dtype=torch.long, device=device)
     for t in range(length):
+        if t % decoder.restart_every == 0:
+            token = torch.full_like(token, decoder.bos_id)  # starts the sequence (and each independent objective)
         logits = decoder(token, memory, cache)[:, :, -1].float()  # (B, S, V)
         logits = automaton.mask_logits(logits, state)
         if temperature == 0:

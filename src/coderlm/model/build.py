@@ -8,6 +8,7 @@ side decide (vocabulary sizes, context, padding id) around the user's options.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,7 +93,7 @@ def new_network(
 ) -> EncoderDecoder:
     """A fresh encoder-decoder that reads ``tokenizer``'s ids and writes ``codec``'s tokens (weights from ``seed``)."""
     lengths = {"output_vocab_size": codec.vocab_size, "output_length": codec.total_length}
-    config = model_config(tokenizer, max_input_len, options, **lengths)
+    config = model_config(tokenizer, max_input_len, options | {"number_length": codec.length}, **lengths)
     torch.manual_seed(seed)
     return EncoderDecoder(config)
 
@@ -107,7 +108,7 @@ def finetuned_network(
     """``base``'s architecture and weights for ``codec``'s outputs (``model.transfer``); ``options`` may only
     repeat the base's (or change dropout); objective j starts from the base's objective ``sources[j]``.
     ``seed`` draws whatever is new."""
-    config = finetune_config(base.cfg, codec.total_length, options)
+    config = dataclasses.replace(finetune_config(base.cfg, codec.total_length, options), number_length=codec.length)
     state = base.state_dict()  # before anything replaces base (fitting a model from itself)
     torch.manual_seed(seed)
     network = EncoderDecoder(config, base.encoder_config)

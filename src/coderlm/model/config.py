@@ -25,6 +25,8 @@ class ModelConfig:
     mlp_ratio: float = 4.0  # hidden width of each MLP as a multiple of the block width
     dropout: float = 0.0  # dropout on attention outputs and MLPs during training
     pooled_memory: bool = False  # cross-attention also reads the mean of the encoder states (one more memory slot)
+    independent_objectives: bool = False  # each objective written from the input alone, not after the ones before it
+    number_length: int = 0  # tokens per objective (the codec's; set when built; 0 in models saved before it)
     positions: str = "learned"  # encoder positions: "learned" (absolute; they count tokens well) or "rope"
     pad_id: int = 0  # id of the input padding token
     encoder: str = "scratch"  # "scratch", "minilm" (extra 'encoders') or a local Hugging Face model folder
@@ -71,6 +73,13 @@ class ModelConfig:
                 raise OptionError("number_values", "applies to the scratch encoder only", "model option")
             if len(self.digit_ids) != 10 or not all(0 <= i < self.input_vocab_size for i in self.digit_ids):
                 raise ValueError(f"number_values needs the ids of the 10 digit tokens, got {self.digit_ids!r}")
+        if self.independent_objectives and (self.number_length < 1 or self.output_length % self.number_length):
+            raise OptionError(
+                "independent_objectives",
+                f"needs the tokens per objective (number_length={self.number_length}) to divide "
+                f"output_length={self.output_length}",
+                "model option",
+            )
         if not 0 <= self.pad_id < self.input_vocab_size:
             raise ValueError(f"model option pad_id={self.pad_id} is outside the input vocabulary")
 
@@ -85,7 +94,15 @@ class ModelConfig:
 
 
 # Fields an estimator derives from its tokenizer, codec and options; users set the rest.
-DERIVED_FIELDS = ("input_vocab_size", "output_vocab_size", "output_length", "max_input_len", "pad_id", "digit_ids")
+DERIVED_FIELDS = (
+    "input_vocab_size",
+    "output_vocab_size",
+    "output_length",
+    "number_length",
+    "max_input_len",
+    "pad_id",
+    "digit_ids",
+)
 
 
 def size_options(values: dict[str, Any] | None, owner: str) -> dict[str, Any]:

@@ -138,7 +138,8 @@ class CausalSelfAttention(nn.Module):
         self.proj = nn.Linear(dim, dim)
         self.dropout = nn.Dropout(dropout)  # on the attention output, not the (B, nh, T, T) probabilities
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None, layer: int) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None, layer: int, segment: int = 0) -> torch.Tensor:
+        """``segment`` > 0: a query sees only keys of its own block of ``segment`` positions (one objective)."""
         N, t, C = x.shape  # N = B*S
         q, k, v = self.qkv(x).view(N, t, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)  # (N, nh, t, hs)
         start = 0
@@ -147,12 +148,22 @@ class CausalSelfAttention(nn.Module):
             cache.keys[layer][:, :, start : start + t] = k
             cache.values[layer][:, :, start : start + t] = v
             k, v = cache.keys[layer][:, :, : start + t], cache.values[layer][:, :, : start + t]
-        if start == 0:
+        if start == 0 and not segment:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1)
-        else:  # query i sits at position start + i and sees keys up to it
-            mask = torch.ones(t, start + t, dtype=torch.bool, device=x.device).tril(diagonal=start)
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        else:  # query i sits at position start + i and sees keys up to it (within its segment)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(start, t, segment, x.device))
         return self.dropout(self.proj(y.transpose(1, 2).reshape(N, t, C)))
+
+
+def causal_mask(start: int, t: int, segment: int, device: torch.device) -> torch.Tensor:
+    """(t, start + t) bool: query i (at position start + i) may attend to key j; with ``segment`` > 0
+    only to keys of its own block of ``segment`` positions."""
+    queries = torch.arange(start, start + t, device=device)[:, None]
+    keys = torch.arange(start + t, device=device)[None, :]
+    mask = keys <= queries
+    if segment:
+        mask &= keys // segment == queries // segment
+    return mask
 
 
 class CrossAttention(nn.Module):
@@ -186,12 +197,14 @@ class DecoderBlock(nn.Module):
         self.cross_attn = CrossAttention(dim, cfg.encoder_dim, cfg.decoder_heads, cfg.dropout)
         self.ln3 = nn.LayerNorm(dim)
         self.mlp = MLP(dim, cfg.mlp_ratio, cfg.dropout)
+        independent = cfg.independent_objectives and cfg.number_length < cfg.output_length
+        self.segment = cfg.number_length if independent else 0  # self-attention within each objective
 
     def forward(
         self, x: torch.Tensor, memory_kv: tuple, memory_mask: torch.Tensor, cache: KVCache | None, layer: int
     ) -> torch.Tensor:
         B, S, t, C = x.shape
-        x = x + self.self_attn(self.ln1(x).view(B * S, t, C), cache, layer).view(B, S, t, C)
+        x = x + self.self_attn(self.ln1(x).view(B * S, t, C), cache, layer, self.segment).view(B, S, t, C)
         x = x + self.cross_attn(self.ln2(x), memory_kv, memory_mask)
         return x + self.mlp(self.ln3(x))
 
@@ -201,6 +214,8 @@ class Decoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.bos_id = cfg.output_vocab_size  # the start token is input-only: never predicted
+        # chained objectives: one start token; independent ones: each objective begins with it
+        self.restart_every = cfg.number_length if cfg.independent_objectives else cfg.output_length
         self.tok_emb = nn.Embedding(cfg.output_vocab_size + 1, cfg.decoder_dim)
         self.pos_emb = nn.Embedding(cfg.output_length, cfg.decoder_dim)
         self.blocks = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.decoder_layers))
@@ -273,9 +288,12 @@ class EncoderDecoder(nn.Module):
         return Memory(cross, mask[:, None, None, :])
 
     def teacher_forced_inputs(self, targets: torch.Tensor) -> torch.Tensor:
-        """Decoder inputs for targets (B, L): the start token, then targets shifted right."""
+        """Decoder inputs for targets (B, L): the start token, then targets shifted right (with independent
+        objectives, each objective's first input is the start token again)."""
         bos = torch.full_like(targets[:, :1], self.decoder.bos_id)
-        return torch.cat([bos, targets[:, :-1]], dim=1)
+        inputs = torch.cat([bos, targets[:, :-1]], dim=1)
+        inputs[:, :: self.decoder.restart_every] = self.decoder.bos_id
+        return inputs
 
     def forward(
         self, ids: torch.Tensor | None, mask: torch.Tensor, targets: torch.Tensor, states: torch.Tensor | None = None
