@@ -10,7 +10,8 @@ is a list of options changed from the defaults, e.g.
         --variants "default;digit_decay=0.3;digits=2" --json out/rlm_vs_head.json
 
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
-(``dropout``, ``encoder_layers``, ...), and ``digits`` (mantissa digits of the P10 number format).
+(``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format) and
+``target_scale`` (``quantile``: targets spelled by their training rank).
 With ``--data`` a collected ONNX-text dataset (``coderlm collect nas``) the texts are ONNX graphs,
 read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,024, 640 tokens,
 batches of 16 by length, ranking validation), test rows ``--test``:
@@ -72,7 +73,7 @@ def parse_variant(spec: str) -> dict:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
-    known = {"digits"} | {f for f in TrainConfig.__dataclass_fields__} | {f for f in ModelConfig.__dataclass_fields__}
+    known = {"digits", "target_scale"} | set(TrainConfig.__dataclass_fields__) | set(ModelConfig.__dataclass_fields__)
     unknown = sorted(set(options) - known)
     if unknown:
         raise SystemExit(f"--variants: unknown option(s) {unknown} in {spec!r}")
@@ -140,12 +141,15 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
     tr, va, te = split
     kind, folder = family
     training_keys = set(TrainConfig.__dataclass_fields__)
-    model = MODEL | {k: v for k, v in options.items() if k not in training_keys and k != "digits"}
+    model = MODEL | {k: v for k, v in options.items() if k not in training_keys | {"digits", "target_scale"}}
     model, extra = family_options(kind, folder, model, MODEL["decoder_dim"], args.init_learning_rate)
     training = task.training | {"steps": args.steps, "progress": False, "seed": seed} | extra
     training |= {k: v for k, v in options.items() if k in training_keys}
     number_format = P10(digits=options["digits"]) if "digits" in options else None
-    rlm = RegressionLM(number_format, **text_options(task, kind), model=model, training=training, batch_size=64)
+    scale = options.get("target_scale")
+    rlm = RegressionLM(
+        number_format, target_scale=scale, **text_options(task, kind), model=model, training=training, batch_size=64
+    )
     y, pick = task.targets, task.pick
     with starting_point(kind, folder, seed) as init:
         rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va], init=init)

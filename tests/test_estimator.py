@@ -262,3 +262,26 @@ def test_independent_objectives_fit_sample_and_round_trip(tmp_path):
     assert loaded.network_.cfg == rlm.network_.cfg
     again = loaded.sample(held[:5], num_samples=8, seed=3)
     np.testing.assert_array_equal(again, rlm.sample(held[:5], num_samples=8, seed=3))
+
+
+def test_quantile_target_scale_learns_in_ranks_and_predicts_in_units(tmp_path):
+    texts, lines = line_count_task(300, seed=7)
+    targets = [[80 + n / 10.0, 1000.0 / n] for n in lines]
+    rlm = RegressionLM(target_scale="quantile", vocab_size=300, max_input_len=128, model=TINY,
+                       training={"steps": 250, "batch_size": 32, "progress": False})  # fmt: skip
+    rlm.fit(texts, targets)
+    assert rlm.codec_.scale is not None and rlm.get_params()["target_scale"] == "quantile"
+    held, held_lines = line_count_task(60, seed=8)
+    predicted = rlm.predict(held)
+    assert spearmanr(predicted[:, 0], held_lines).statistic > 0.9
+    low, high = np.min(targets, 0), np.max(targets, 0)
+    assert ((predicted >= low - 0.1 * (high - low)) & (predicted <= high + 0.1 * (high - low))).all()  # units
+    loaded = RegressionLM.load(rlm.save(tmp_path / "model"))
+    assert loaded.codec_ == rlm.codec_
+    np.testing.assert_array_equal(
+        loaded.sample(held[:4], num_samples=8, seed=2), rlm.sample(held[:4], num_samples=8, seed=2)
+    )
+    tuned = RegressionLM(training={"steps": 1, "progress": False}).fit(texts[:40], targets[:40], init=rlm)
+    assert tuned.codec_.scale is not None and tuned.codec_.scale != rlm.codec_.scale  # kept, refitted
+    with pytest.raises(ValueError, match=r"target_scale must be one of \['raw', 'quantile'\], got 'rank'"):
+        RegressionLM(target_scale="rank", model=TINY, training={"steps": 1}).fit(texts[:10], targets[:10])

@@ -36,6 +36,7 @@ from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
 from coderlm.model.transfer import check_same_number_tokens, init_context, transfer_sources
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat
+from coderlm.numbers.target_scale import TARGET_SCALES, QuantileScale
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch, load_tokenizer
@@ -67,6 +68,8 @@ class RegressionLM:
             exponent, 4 mantissa digits, exponents -10..10); or ``IEEE(...)``.
         specials: special values to learn as tokens, from ``("nan", "+inf",
             "-inf", "invalid")``; without them non-finite targets are an error.
+        target_scale: how targets are spelled: raw (as they are, the default) or quantile (by their rank
+            among the training targets: numbers/target_scale.py); fine-tuning keeps the init model's unless set
         vocab_size: size of the input BPE vocabulary learned in fit
         pretokenize: where the learned BPE's merges stop: code (words, punctuation, single digits) or lines
             (only line ends; far shorter for machine-written text such as ONNX graphs)
@@ -90,6 +93,7 @@ class RegressionLM:
         number_format: NumberFormat | None = None,
         *,
         specials: Sequence[str] = (),
+        target_scale: str | None = None,
         vocab_size: int = 4096,
         pretokenize: str = "code",
         layout_markers: str = "auto",
@@ -103,6 +107,7 @@ class RegressionLM:
     ) -> None:
         self.number_format = number_format
         self.specials = specials
+        self.target_scale = target_scale
         self.vocab_size = vocab_size
         self.pretokenize = pretokenize
         self.layout_markers = layout_markers
@@ -171,7 +176,7 @@ class RegressionLM:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = run_folder(run_dir, resume)
-        codec = self._codec(rows.num_objectives, specials, base)
+        codec = self._codec(rows.num_objectives, specials, base, rows.values)
         tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
         rows = augmented(rows, config.augment, config.seed)  # after the BPE: it is learned on the texts as given
         target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
@@ -217,9 +222,14 @@ class RegressionLM:
             return {}
         return {"learning_rate": FINETUNE_LEARNING_RATE}
 
-    def _codec(self, k: int, specials: tuple[str, ...], base: RegressionLM | None) -> NumberCodec:
+    def _codec(self, k: int, specials: tuple[str, ...], base: RegressionLM | None, values: np.ndarray) -> NumberCodec:
         number_format = self.number_format or (base.codec_.format if base is not None else P10())
-        codec = NumberCodec(number_format, k, specials)
+        inherited = "quantile" if base is not None and base.codec_.scale is not None else "raw"
+        kind = self.target_scale or inherited
+        if kind not in TARGET_SCALES:
+            raise OptionError("target_scale", f"must be one of {list(TARGET_SCALES)}, got {kind!r}")
+        scale = QuantileScale.fit(values) if kind == "quantile" else None
+        codec = NumberCodec(number_format, k, specials, scale)
         if base is not None:
             check_same_number_tokens(codec, base.codec_)
         return codec

@@ -31,6 +31,7 @@ import torch
 
 from coderlm.numbers.automaton import Automaton, compile_automaton
 from coderlm.numbers.formats import P10, NumberFormat, format_from_dict
+from coderlm.numbers.target_scale import QuantileScale
 
 SPECIAL_TOKENS = {"nan": "<NaN>", "+inf": "<+Inf>", "-inf": "<-Inf>", "invalid": "<Invalid>"}
 _SPECIAL_VALUES = {"nan": math.nan, "+inf": math.inf, "-inf": -math.inf, "invalid": math.nan}
@@ -50,6 +51,7 @@ class NumberCodec:
     format: NumberFormat = dataclasses.field(default_factory=P10)
     num_objectives: int = 1
     specials: tuple[str, ...] = ()  # subset of SPECIAL_TOKENS' keys
+    scale: QuantileScale | None = None  # targets spelled by their training rank (target_scale.py); None: as they are
 
     def __post_init__(self) -> None:
         if self.num_objectives < 1:
@@ -60,6 +62,10 @@ class NumberCodec:
             raise ValueError(f"unknown special value(s) {unknown}; known: {list(SPECIAL_TOKENS)}")
         ordered = tuple(s for s in SPECIAL_TOKENS if s in specials)
         object.__setattr__(self, "specials", ordered)
+        if self.scale is not None and self.scale.num_objectives != self.num_objectives:
+            raise ValueError(
+                f"target scale has {self.scale.num_objectives} objectives, the codec {self.num_objectives}"
+            )
 
     # ------------------------------------------------------------ vocabulary
     @functools.cached_property
@@ -106,12 +112,13 @@ class NumberCodec:
             raise ValueError(f"invalid mask shape {flags.shape} != targets shape {values.shape}")
         if flags.any() and "invalid" not in self.specials:
             raise ValueError("rows are marked invalid but the codec has no 'invalid' special token")
+        spelled = self.scale.forward(values) if self.scale is not None else values
         out = np.empty((values.shape[0], self.total_length), dtype=np.int64)
         overflow = underflow = 0
         for (row, obj), value in np.ndenumerate(values):
             tokens = self._special_tokens_for(value, bool(flags[row, obj]), row, obj)
             if tokens is None:
-                encoded = self.format.encode(float(value))
+                encoded = self.format.encode(float(spelled[row, obj]))
                 tokens = encoded.tokens
                 overflow += encoded.overflow
                 underflow += encoded.underflow
@@ -142,6 +149,8 @@ class NumberCodec:
         n_format = len(self.format.tokens)
         first = ids[..., 0]
         values = self.format.decode(np.where(ids < n_format, ids, 0))
+        if self.scale is not None:
+            values = self.scale.inverse(values)
         for offset, name in enumerate(self.specials):
             values = np.where(first == n_format + offset, _SPECIAL_VALUES[name], values)
         return values.astype(np.float64, copy=False)
@@ -185,15 +194,12 @@ class NumberCodec:
 
     # ----------------------------------------------------------- persistence
     def to_dict(self) -> dict:
-        return {
-            "format": self.format.to_dict(),
-            "num_objectives": self.num_objectives,
-            "specials": list(self.specials),
-        }
+        spec = {"format": self.format.to_dict(), "num_objectives": self.num_objectives, "specials": list(self.specials)}
+        return spec | ({"scale": self.scale.to_dict()} if self.scale is not None else {})
 
     @classmethod
     def from_dict(cls, spec: dict) -> NumberCodec:
-        unknown = sorted(set(spec) - {"format", "num_objectives", "specials"})
+        unknown = sorted(set(spec) - {"format", "num_objectives", "specials", "scale"})
         if unknown:
             raise ValueError(f"unknown number codec option(s): {unknown}")
         if "format" not in spec:
@@ -202,4 +208,5 @@ class NumberCodec:
             format=format_from_dict(spec["format"]),
             num_objectives=int(spec.get("num_objectives", 1)),
             specials=tuple(spec.get("specials", ())),
+            scale=QuantileScale.from_dict(spec["scale"]) if spec.get("scale") is not None else None,
         )
