@@ -283,5 +283,5 @@ def test_quantile_target_scale_learns_in_ranks_and_predicts_in_units(tmp_path):
     )
     tuned = RegressionLM(training={"steps": 1, "progress": False}).fit(texts[:40], targets[:40], init=rlm)
     assert tuned.codec_.scale is not None and tuned.codec_.scale != rlm.codec_.scale  # kept, refitted
-    with pytest.raises(ValueError, match=r"target_scale must be one of \['raw', 'quantile'\], got 'rank'"):
+    with pytest.raises(ValueError, match=r"target_scale must be one of \['auto', 'raw', 'quantile'\], got 'rank'"):
         RegressionLM(target_scale="rank", model=TINY, training={"steps": 1}).fit(texts[:10], targets[:10])

@@ -36,7 +36,7 @@ from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
 from coderlm.model.transfer import check_same_number_tokens, init_context, transfer_sources
 from coderlm.numbers.codec import NumberCodec
 from coderlm.numbers.formats import P10, NumberFormat
-from coderlm.numbers.target_scale import TARGET_SCALES, QuantileScale
+from coderlm.numbers.target_scale import TARGET_SCALES, QuantileScale, scaled_objectives
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch, load_tokenizer
@@ -68,8 +68,9 @@ class RegressionLM:
             exponent, 4 mantissa digits, exponents -10..10); or ``IEEE(...)``.
         specials: special values to learn as tokens, from ``("nan", "+inf",
             "-inf", "invalid")``; without them non-finite targets are an error.
-        target_scale: how targets are spelled: raw (as they are, the default) or quantile (by their rank
-            among the training targets: numbers/target_scale.py); fine-tuning keeps the init model's unless set
+        target_scale: how targets are spelled: auto (the default: by their rank among the training targets
+            where most share their leading digits, as they are elsewhere), raw or quantile (every objective
+            by rank): numbers/target_scale.py; fine-tuning a model spelled raw keeps raw unless set
         vocab_size: size of the input BPE vocabulary learned in fit
         pretokenize: where the learned BPE's merges stop: code (words, punctuation, single digits) or lines
             (only line ends; far shorter for machine-written text such as ONNX graphs)
@@ -224,11 +225,12 @@ class RegressionLM:
 
     def _codec(self, k: int, specials: tuple[str, ...], base: RegressionLM | None, values: np.ndarray) -> NumberCodec:
         number_format = self.number_format or (base.codec_.format if base is not None else P10())
-        inherited = "quantile" if base is not None and base.codec_.scale is not None else "raw"
+        inherited = "raw" if base is not None and base.codec_.scale is None else "auto"
         kind = self.target_scale or inherited
         if kind not in TARGET_SCALES:
             raise OptionError("target_scale", f"must be one of {list(TARGET_SCALES)}, got {kind!r}")
-        scale = QuantileScale.fit(values) if kind == "quantile" else None
+        which = scaled_objectives(values, kind)
+        scale = QuantileScale.fit(values, which) if any(which) else None
         codec = NumberCodec(number_format, k, specials, scale)
         if base is not None:
             check_same_number_tokens(codec, base.codec_)

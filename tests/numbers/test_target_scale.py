@@ -7,7 +7,15 @@ import pytest
 from scipy.stats import spearmanr
 
 from coderlm.numbers import P10, NumberCodec
-from coderlm.numbers.target_scale import HIGH, LOW, MAX_KNOTS, QuantileScale
+from coderlm.numbers.target_scale import (
+    CONCENTRATED,
+    HIGH,
+    LOW,
+    MAX_KNOTS,
+    QuantileScale,
+    leading_share,
+    scaled_objectives,
+)
 
 
 def skewed(n: int = 500, seed: int = 0) -> np.ndarray:
@@ -84,3 +92,17 @@ def test_bad_descriptions_name_what_is_wrong() -> None:
         QuantileScale(((1.0, 1.0),), ((2.0, 3.0),))
     with pytest.raises(ValueError, match="expected kind 'quantile'"):
         QuantileScale.from_dict({"kind": "minmax"})
+
+
+def test_auto_ranks_only_objectives_whose_leading_digits_are_shared() -> None:
+    values = skewed(400)  # accuracy-like: most values 84-91 share "8"; latency-like: spread over decades
+    assert leading_share(values[:, 0]) >= CONCENTRATED > leading_share(values[:, 1])
+    assert leading_share(np.array([0.0, 0.0, -3.0, math.nan])) == pytest.approx(2 / 3)
+    assert scaled_objectives(values, "auto") == [True, False]
+    assert scaled_objectives(values, "raw") == [False, False] and scaled_objectives(values, "quantile") == [True, True]
+    scale = QuantileScale.fit(values, [True, False])
+    assert scale.ranked == [True, False] and scale.values[1] == ()
+    spelled = scale.forward(values)
+    np.testing.assert_array_equal(spelled[:, 1], values[:, 1])  # as it is
+    assert spelled[:, 0].min() == pytest.approx(LOW)
+    assert QuantileScale.from_dict(scale.to_dict()) == scale

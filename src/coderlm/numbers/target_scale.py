@@ -13,6 +13,11 @@ sampled values map back exactly through the inverse. Beyond the training range i
 with the slope of the whole range (a value a full range above the largest lands at 17.5), so an input
 unlike any seen can still be predicted outside it. An objective with a single training value is
 shifted to 5.5. Non-finite values (special tokens) pass through unchanged.
+
+``target_scale="auto"`` spells by rank only the objectives whose decimal spelling wastes its leading
+tokens: those where at least ``CONCENTRATED`` of the training values share sign, decade and first digit
+(``leading_share``). Measured: NB201 CIFAR-10 test accuracy 0.82; every latency, FLOPs, MBXP memory and
+runtime objective 0.22-0.45. The others are spelled as they are (an objective with no knots).
 """
 
 from __future__ import annotations
@@ -23,13 +28,37 @@ import numpy as np
 
 LOW, HIGH = 1.5, 9.5  # where the smallest and largest training ranks are written
 MAX_KNOTS = 1001
+CONCENTRATED = 0.6  # "auto": rank-spell an objective when this share of its values shares its leading tokens
+TARGET_SCALES = ("auto", "raw", "quantile")
+
+
+def leading_share(column: np.ndarray) -> float:
+    """The largest share of the finite values that agree in sign, decade and first significant digit
+    (what a decimal spelling writes first: P10's sign, exponent and first mantissa digit)."""
+    column = np.asarray(column, dtype=np.float64)
+    column = column[np.isfinite(column)]
+    if not len(column):
+        return 0.0
+    magnitude = np.abs(column)
+    decade = np.floor(np.log10(np.where(magnitude > 0, magnitude, 1.0)))
+    first = np.floor(magnitude / 10.0**decade + 1e-9).clip(0, 9)
+    keys = np.stack([np.sign(column), np.where(magnitude > 0, decade, -999), first], 1)
+    return float(np.unique(keys, axis=0, return_counts=True)[1].max() / len(column))
+
+
+def scaled_objectives(values: np.ndarray, kind: str) -> list[bool]:
+    """Which objectives of training targets (n, k) to spell by rank under ``kind`` (see TARGET_SCALES)."""
+    k = np.asarray(values).shape[1]
+    if kind == "auto":
+        return [leading_share(np.asarray(values, dtype=np.float64)[:, j]) >= CONCENTRATED for j in range(k)]
+    return [kind == "quantile"] * k
 
 
 @dataclasses.dataclass(frozen=True)
 class QuantileScale:
     """Per objective: knots in target units (strictly increasing) and where each is spelled."""
 
-    values: tuple[tuple[float, ...], ...]  # per objective, distinct training values, ascending
+    values: tuple[tuple[float, ...], ...]  # per objective, distinct training values, ascending; () = as they are
     spelled: tuple[tuple[float, ...], ...]  # per objective, the value each knot is written as
 
     def __post_init__(self) -> None:
@@ -37,18 +66,23 @@ class QuantileScale:
             raise ValueError("quantile scale: one list of values and one of spellings per objective")
         for j, (x, u) in enumerate(zip(self.values, self.spelled, strict=True)):
             x, u = np.asarray(x, dtype=np.float64), np.asarray(u, dtype=np.float64)
-            if len(x) == 0 or len(x) != len(u) or not (np.isfinite(x).all() and np.isfinite(u).all()):
+            if len(x) != len(u) or not (np.isfinite(x).all() and np.isfinite(u).all()):
                 raise ValueError(f"quantile scale, objective {j}: needs as many finite spellings as values")
             if (np.diff(x) <= 0).any() or (np.diff(u) <= 0).any():
                 raise ValueError(f"quantile scale, objective {j}: values and spellings must increase")
 
     @classmethod
-    def fit(cls, values: np.ndarray) -> QuantileScale:
-        """From training targets (n, k); NaN (missing) and infinite entries are ignored. An objective
-        with no finite value raises ValueError naming it."""
+    def fit(cls, values: np.ndarray, which: list[bool] | None = None) -> QuantileScale:
+        """From training targets (n, k), for the objectives ``which`` marks (default: all; the others are
+        spelled as they are); NaN (missing) and infinite entries are ignored. An objective with no finite
+        value raises ValueError naming it."""
         values = np.asarray(values, dtype=np.float64)
         knots, spelled = [], []
         for j in range(values.shape[1]):
+            if which is not None and not which[j]:
+                knots.append(())
+                spelled.append(())
+                continue
             column = values[:, j][np.isfinite(values[:, j])]
             if not len(column):
                 raise ValueError(f"target_scale='quantile': objective {j} has no finite training value")
@@ -69,6 +103,11 @@ class QuantileScale:
     def num_objectives(self) -> int:
         return len(self.values)
 
+    @property
+    def ranked(self) -> list[bool]:
+        """Per objective: spelled by rank (True) or as it is."""
+        return [len(x) > 0 for x in self.values]
+
     def forward(self, values: np.ndarray) -> np.ndarray:
         """Targets (..., k) in their units -> the values spelled (..., k)."""
         return self._map(values, self.values, self.spelled)
@@ -86,6 +125,8 @@ class QuantileScale:
             x, u = np.asarray(x), np.asarray(u)
             column = values[..., j]
             finite = np.isfinite(column)
+            if len(x) == 0:  # spelled as it is
+                continue
             if len(x) == 1:  # a single training value: a shift
                 mapped = column - x[0] + u[0]
             else:
@@ -110,6 +151,3 @@ class QuantileScale:
         return cls(
             tuple(tuple(map(float, x)) for x in spec["values"]), tuple(tuple(map(float, u)) for u in spec["spelled"])
         )
-
-
-TARGET_SCALES = ("raw", "quantile")
