@@ -137,7 +137,14 @@ def run_kind(args, kind, texts, targets, parts, model, training) -> list[dict]:
     pick = lambda idx: [texts[i] for i in idx]  # noqa: E731
     options = text_options(args, kind)
     rows = []
-    rlm = RegressionLM(**options, model=model, training=training, num_samples=args.samples, batch_size=64)
+    rlm = RegressionLM(
+        **options,
+        target_scale=args.target_scale,
+        model=model,
+        training=training,
+        num_samples=args.samples,
+        batch_size=64,
+    )
     samples, train_s, predict_s = timed(
         lambda: rlm.fit(pick(tr), targets[tr], objectives=OBJECTIVES, val_texts=pick(va), val_targets=targets[va]),
         lambda: rlm.sample(pick(te), num_samples=args.samples, seed=0),
@@ -237,6 +244,9 @@ def main() -> None:
     parser.add_argument("--encoder-layers", type=int, default=2)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument(
+        "--target-scale", default="auto", help="how the RLM spells targets: auto, raw (before 2026-12-05) or quantile"
+    )
     parser.add_argument("--onnx-vocab", type=int, default=4096, help="line-level BPE vocabulary for ONNX text")
     parser.add_argument(
         "--onnx-max-len",
