@@ -164,9 +164,14 @@ def test_truncation_is_reported(caplog):
 
 def test_overflow_is_reported(caplog):
     texts, _ = line_count_task(10, seed=9)
-    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 1}).fit(texts, [1e20] * 10)
+    rlm = RegressionLM(target_scale="raw", vocab_size=300, model=TINY, training={"steps": 1})
+    rlm.fit(texts, [1e20] * 10)
     assert rlm.fit_report_["overflow"] == 10
     assert "10 target(s) above the format's largest magnitude were clamped" in caplog.text
+    # spelled by rank ("auto": one shared leading digit), the same targets fit the format and decode back
+    ranked = RegressionLM(vocab_size=300, model=TINY, training={"steps": 1}).fit(texts, [1e20] * 10)
+    assert ranked.fit_report_["overflow"] == 0 and ranked.codec_.scale.ranked == [True]
+    assert ranked.codec_.decode(ranked.codec_.encode([[1e20]]).ids)[0, 0] == 1e20
 
 
 @pytest.mark.parametrize(
