@@ -245,7 +245,8 @@ def main() -> None:
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument(
-        "--target-scale", default="auto", help="how the RLM spells targets: auto, raw (before 2026-12-05) or quantile"
+        "--target-scale",
+        help="how the RLM spells targets: auto (the library's default), raw (before 2026-12-05), quantile",
     )
     parser.add_argument("--onnx-vocab", type=int, default=4096, help="line-level BPE vocabulary for ONNX text")
     parser.add_argument(

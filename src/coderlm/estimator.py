@@ -29,17 +29,16 @@ from coderlm.decoding.estimates import central_interval, point_estimate, quantil
 from coderlm.decoding.sampler import allowed_log_probs, sample_inputs
 from coderlm.devices import resolve_device
 from coderlm.estimator_files import constructor_params, init_estimator, read_estimator, run_folder, write_estimator
-from coderlm.model.build import build_tokenizer, finetuned_network, new_network
+from coderlm.model.build import finetuned_network, fit_codec, fit_tokenizer, new_network
 from coderlm.model.config import size_options
-from coderlm.model.files import TOKENIZER_FILE, save_tokenizer
-from coderlm.model.hf_encoder import SCRATCH, is_encoder_folder
-from coderlm.model.transfer import check_same_number_tokens, init_context, transfer_sources
+from coderlm.model.files import save_tokenizer
+from coderlm.model.hf_encoder import is_encoder_folder
+from coderlm.model.transfer import init_context, transfer_sources
 from coderlm.numbers.codec import NumberCodec
-from coderlm.numbers.formats import P10, NumberFormat
-from coderlm.numbers.target_scale import TARGET_SCALES, QuantileScale, scaled_objectives
+from coderlm.numbers.formats import NumberFormat
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
-from coderlm.text import TokenBatch, load_tokenizer
+from coderlm.text import TokenBatch
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
     TensorMaker,
@@ -177,8 +176,10 @@ class RegressionLM:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = run_folder(run_dir, resume)
-        codec = self._codec(rows.num_objectives, specials, base, rows.values)
-        tokenizer = self._tokenizer(rows.texts, options, base, run_dir if resume else None)
+        base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
+        codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)
+        bpe = {"vocab_size": self.vocab_size, "pretokenize": self.pretokenize, "layout_markers": self.layout_markers}
+        tokenizer = fit_tokenizer(rows.texts, options, base_tokenizer, run_dir if resume else None, **bpe)
         rows = augmented(rows, config.augment, config.seed)  # after the BPE: it is learned on the texts as given
         target_tokens = encode_targets(codec, rows.values, missing, trained, config.digit_decay)
         self.network_ = self._network(tokenizer, codec, options, base, config.seed, sources)
@@ -222,33 +223,6 @@ class RegressionLM:
         if base is None or "learning_rate" in (self.training or {}):
             return {}
         return {"learning_rate": FINETUNE_LEARNING_RATE}
-
-    def _codec(self, k: int, specials: tuple[str, ...], base: RegressionLM | None, values: np.ndarray) -> NumberCodec:
-        number_format = self.number_format or (base.codec_.format if base is not None else P10())
-        inherited = "raw" if base is not None and base.codec_.scale is None else "auto"
-        kind = self.target_scale or inherited
-        if kind not in TARGET_SCALES:
-            raise OptionError("target_scale", f"must be one of {list(TARGET_SCALES)}, got {kind!r}")
-        which = scaled_objectives(values, kind)
-        scale = QuantileScale.fit(values, which) if any(which) else None
-        codec = NumberCodec(number_format, k, specials, scale)
-        if base is not None:
-            check_same_number_tokens(codec, base.codec_)
-        return codec
-
-    def _tokenizer(self, texts: list[str], options: dict, base: RegressionLM | None, resume_from: Path | None):
-        """The init model's tokenizer (fine-tuning), the run folder's (resume), or a new one."""
-        if base is not None:
-            return base.tokenizer_
-        if resume_from is not None and (resume_from / TOKENIZER_FILE).is_file():
-            return load_tokenizer(resume_from / TOKENIZER_FILE)
-        return build_tokenizer(
-            texts,
-            options.get("encoder", SCRATCH),
-            vocab_size=self.vocab_size,
-            pretokenize=self.pretokenize,
-            layout_markers=self.layout_markers,
-        )
 
     def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int, sources):
         if base is None:

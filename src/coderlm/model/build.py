@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from coderlm.model.config import ModelConfig
+from coderlm.model.files import TOKENIZER_FILE
 from coderlm.model.hf_encoder import SCRATCH, encoder_facts, encoder_folder
-from coderlm.model.transfer import adapt_state, finetune_config
+from coderlm.model.transfer import adapt_state, check_same_number_tokens, finetune_config
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
+from coderlm.numbers.formats import P10, NumberFormat
+from coderlm.numbers.target_scale import QuantileScale
 from coderlm.options import OptionError
+from coderlm.text import load_tokenizer
 from coderlm.text.bpe import PRETOKENIZERS, BPETokenizer
 from coderlm.text.hf_tokenizer import LAYOUT_MARKERS, PretrainedTokenizer
 
@@ -56,6 +61,37 @@ def build_tokenizer(
     if layout not in LAYOUT_MARKERS:
         raise OptionError("layout_markers", f"must be one of {list(LAYOUT_MARKERS)}, got {layout!r}")
     return PretrainedTokenizer.from_folder(encoder_folder(encoder), LAYOUT_MARKERS[layout])
+
+
+def fit_tokenizer(
+    texts: Sequence[str], options: dict[str, Any], base: Tokenizer | None, resume_from: Path | None, **bpe: Any
+) -> Tokenizer:
+    """What a fit reads text with: the init model's tokenizer (fine-tuning), the run folder's (resume), or a
+    new one (``build_tokenizer`` with ``bpe``'s options)."""
+    if base is not None:
+        return base
+    if resume_from is not None and (resume_from / TOKENIZER_FILE).is_file():
+        return load_tokenizer(resume_from / TOKENIZER_FILE)
+    return build_tokenizer(texts, options.get("encoder", SCRATCH), **bpe)
+
+
+def fit_codec(
+    k: int,
+    specials: tuple[str, ...],
+    values,
+    number_format: NumberFormat | None,
+    target_scale: str | None,
+    base: NumberCodec | None,
+) -> NumberCodec:
+    """What a fit writes numbers in: ``number_format`` (else the init model's, else P10), the objectives of
+    training targets ``values`` (n, k) spelled by rank as ``target_scale`` says (else: a raw init model stays
+    raw, anything else is "auto"); fine-tuning checks the number tokens match the init model's."""
+    number_format = number_format or (base.format if base is not None else P10())
+    kind = target_scale or ("raw" if base is not None and base.scale is None else "auto")
+    codec = NumberCodec(number_format, k, specials, QuantileScale.choose(values, kind))
+    if base is not None:
+        check_same_number_tokens(codec, base)
+    return codec
 
 
 def model_config(

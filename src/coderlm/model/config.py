@@ -83,6 +83,12 @@ class ModelConfig:
         if not 0 <= self.pad_id < self.input_vocab_size:
             raise ValueError(f"model option pad_id={self.pad_id} is outside the input vocabulary")
 
+    @property
+    def objective_span(self) -> int:
+        """Decoder positions one start token begins and self-attention spans: all (chained objectives) or
+        one objective's (independent)."""
+        return self.number_length if self.independent_objectives else self.output_length
+
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ModelConfig:
         """Build from a dict; unknown keys raise ValueError naming them."""

@@ -197,8 +197,8 @@ class DecoderBlock(nn.Module):
         self.cross_attn = CrossAttention(dim, cfg.encoder_dim, cfg.decoder_heads, cfg.dropout)
         self.ln3 = nn.LayerNorm(dim)
         self.mlp = MLP(dim, cfg.mlp_ratio, cfg.dropout)
-        independent = cfg.independent_objectives and cfg.number_length < cfg.output_length
-        self.segment = cfg.number_length if independent else 0  # self-attention within each objective
+        span = cfg.objective_span
+        self.segment = span if span < cfg.output_length else 0  # self-attention within each objective
 
     def forward(
         self, x: torch.Tensor, memory_kv: tuple, memory_mask: torch.Tensor, cache: KVCache | None, layer: int
@@ -214,8 +214,7 @@ class Decoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.bos_id = cfg.output_vocab_size  # the start token is input-only: never predicted
-        # chained objectives: one start token; independent ones: each objective begins with it
-        self.restart_every = cfg.number_length if cfg.independent_objectives else cfg.output_length
+        self.restart_every = cfg.objective_span  # chained: one start token; independent: one per objective
         self.tok_emb = nn.Embedding(cfg.output_vocab_size + 1, cfg.decoder_dim)
         self.pos_emb = nn.Embedding(cfg.output_length, cfg.decoder_dim)
         self.blocks = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.decoder_layers))

@@ -8,11 +8,11 @@ distribution: a value at training quantile p is written as 1.5 + 8 p (one decade
 first mantissa digit is roughly the decile, the second the percentile, whatever the units.
 
 The map is piecewise linear through the training set's distinct values (at most ``MAX_KNOTS`` of them,
-at evenly spaced ranks), each at its mid-rank, so it is strictly increasing: ranking is unchanged, and
-sampled values map back exactly through the inverse. Beyond the training range it continues linearly
-with the slope of the whole range (a value a full range above the largest lands at 17.5), so an input
-unlike any seen can still be predicted outside it. An objective with a single training value is
-shifted to 5.5. Non-finite values (special tokens) pass through unchanged.
+evenly spaced among the distinct values, both ends kept), each at its mid-rank, so it is strictly
+increasing: ranking is unchanged, and sampled values map back exactly through the inverse. Beyond the
+training range it continues linearly with the slope of the whole range (a value a full range above the
+largest lands at 17.5), so an input unlike any seen can still be predicted outside it. An objective with
+a single training value is shifted to 5.5. Non-finite values (special tokens) pass through unchanged.
 
 ``target_scale="auto"`` spells by rank only the objectives whose decimal spelling wastes its leading
 tokens: those where at least ``CONCENTRATED`` of the training values share sign, decade and first digit
@@ -25,6 +25,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+
+from coderlm.options import OptionError
 
 LOW, HIGH = 1.5, 9.5  # where the smallest and largest training ranks are written
 MAX_KNOTS = 1001
@@ -48,10 +50,10 @@ def leading_share(column: np.ndarray) -> float:
 
 def scaled_objectives(values: np.ndarray, kind: str) -> list[bool]:
     """Which objectives of training targets (n, k) to spell by rank under ``kind`` (see TARGET_SCALES)."""
-    k = np.asarray(values).shape[1]
+    values = np.asarray(values, dtype=np.float64)
     if kind == "auto":
-        return [leading_share(np.asarray(values, dtype=np.float64)[:, j]) >= CONCENTRATED for j in range(k)]
-    return [kind == "quantile"] * k
+        return [leading_share(values[:, j]) >= CONCENTRATED for j in range(values.shape[1])]
+    return [kind == "quantile"] * values.shape[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +101,15 @@ class QuantileScale:
             spelled.append(tuple(float(u) for u in spelled_at))
         return cls(tuple(knots), tuple(spelled))
 
+    @classmethod
+    def choose(cls, values: np.ndarray, kind: str) -> QuantileScale | None:
+        """The scale ``target_scale=kind`` gives training targets (n, k); None when no objective is ranked.
+        An unknown kind raises OptionError naming the option."""
+        if kind not in TARGET_SCALES:
+            raise OptionError("target_scale", f"must be one of {list(TARGET_SCALES)}, got {kind!r}")
+        which = scaled_objectives(values, kind)
+        return cls.fit(values, which) if any(which) else None
+
     @property
     def num_objectives(self) -> int:
         return len(self.values)
@@ -123,10 +134,9 @@ class QuantileScale:
         out = values.copy()
         for j, (x, u) in enumerate(zip(source, target, strict=True)):
             x, u = np.asarray(x), np.asarray(u)
-            column = values[..., j]
-            finite = np.isfinite(column)
             if len(x) == 0:  # spelled as it is
                 continue
+            column = values[..., j]
             if len(x) == 1:  # a single training value: a shift
                 mapped = column - x[0] + u[0]
             else:
@@ -134,7 +144,7 @@ class QuantileScale:
                 mapped = np.interp(column, x, u)
                 mapped = np.where(column < x[0], u[0] + (column - x[0]) * slope, mapped)
                 mapped = np.where(column > x[-1], u[-1] + (column - x[-1]) * slope, mapped)
-            out[..., j] = np.where(finite, mapped, column)
+            out[..., j] = np.where(np.isfinite(column), mapped, column)
         return out
 
     def to_dict(self) -> dict:
