@@ -9,6 +9,9 @@ is a list of options changed from the defaults, e.g.
     python bench/rlm_vs_head.py --train 200,1800 --seeds 0,1 \\
         --variants "default;digit_decay=0.3;digits=2" --json out/rlm_vs_head.json
 
+``default`` is the library's defaults, which below 1,000 training rows trained for 50 passes or more are
+the small-data recipe (3e-4, ``digit_decay=0.3``: ``coderlm.training.config.small_data_defaults``); the
+earlier plain recipe there is ``learning_rate=0.001+digit_decay=1.0``.
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
 (``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format) and
 ``target_scale`` (``quantile``: targets spelled by their training rank).
@@ -180,6 +183,16 @@ def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, flo
     return task.spearman(head.predict(task.pick(te)), te)
 
 
+def read_results(path: Path) -> list[dict]:
+    """The rows of an earlier run's ``--json`` file; a missing or foreign file stops with its name."""
+    if not path.is_file():
+        raise SystemExit(f"--summarize: {path}: not found")
+    try:
+        return json.loads(path.read_text())["results"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise SystemExit(f"--summarize: {path}: not a --json file of this bench ({error})") from None
+
+
 def summary(rows: list[dict], columns: list[str]) -> list[dict]:
     """Mean and spread (std over seeds) per (data, method, variant, point, train); "-" for an objective
     the group's dataset does not have (``--summarize`` of cell-string and ONNX runs together)."""
@@ -222,7 +235,7 @@ def main() -> None:
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
     if args.summarize:
-        print_tables([row for path in args.summarize for row in json.loads(path.read_text())["results"]])
+        print_tables([row for path in args.summarize for row in read_results(path)])
         return
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (pass --data path/to/nasbench201.csv or a .jsonl dataset)")
