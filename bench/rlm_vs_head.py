@@ -9,9 +9,6 @@ is a list of options changed from the defaults, e.g.
     python bench/rlm_vs_head.py --train 200,1800 --seeds 0,1 \\
         --variants "default;digit_decay=0.3;digits=2" --json out/rlm_vs_head.json
 
-``default`` is the library's defaults, which below 1,000 training rows trained for 50 passes or more are
-the small-data recipe (3e-4, ``digit_decay=0.3``: ``coderlm.training.config.small_data_defaults``); the
-earlier plain recipe there is ``learning_rate=0.001+digit_decay=1.0``.
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
 (``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format) and
 ``target_scale`` (``quantile``: targets spelled by their training rank).

@@ -39,7 +39,7 @@ from coderlm.numbers.formats import NumberFormat
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch
-from coderlm.training.config import SMALL_DATA_ROWS, TrainConfig, small_data_defaults
+from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
     TensorMaker,
     augmented,
@@ -174,8 +174,7 @@ class RegressionLM:
         sources, transfer = (None, {})
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
-        defaults = self._default_training(base, len(rows.texts))
-        config = TrainConfig.from_dict(dict(self.training or {}) | defaults)
+        config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)
@@ -196,8 +195,6 @@ class RegressionLM:
         self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
         if transfer:
             self.fit_report_["transfer"] = transfer
-        if defaults:
-            self.fit_report_["defaults"] = defaults
         if run_dir is not None:
             save_tokenizer(run_dir, tokenizer)  # before any weights: a resume needs it
         device = torch.device(self._device())
@@ -222,16 +219,10 @@ class RegressionLM:
         specials = tuple(self.specials) or (base.codec_.specials if base is not None else ())
         return specials + (("nan",) if missing == "special" and "nan" not in specials else ())
 
-    def _default_training(self, base: RegressionLM | None, rows: int) -> dict[str, Any]:
-        """Training options set for the caller: fine-tuning's rate, or the small-data recipe for a new decoder."""
-        given = self.training or {}
-        if base is not None:
-            return {} if "learning_rate" in given else {"learning_rate": FINETUNE_LEARNING_RATE}
-        defaults = small_data_defaults(rows, given)
-        if defaults:
-            chosen = ", ".join(f"{name}={value}" for name, value in defaults.items())
-            log.info("%d training rows (< %d), many passes: small-data recipe %s", rows, SMALL_DATA_ROWS, chosen)
-        return defaults
+    def _finetune_defaults(self, base: RegressionLM | None) -> dict[str, Any]:
+        if base is None or "learning_rate" in (self.training or {}):
+            return {}
+        return {"learning_rate": FINETUNE_LEARNING_RATE}
 
     def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int, sources):
         if base is None:

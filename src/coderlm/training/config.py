@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
 from coderlm.options import OptionError, check_integers, check_options
@@ -14,12 +13,6 @@ PRECISIONS = ("fp32", "bf16")
 ENCODER_CACHES = ("off", "memory", "disk")
 CACHE_DTYPES = ("fp16", "bf16", "fp32")
 VAL_METRICS = ("loss", "spearman")
-# A new number decoder trained on fewer rows than SMALL_DATA_ROWS, for at least SMALL_DATA_EPOCHS passes
-# over them, takes SMALL_DATA_RECIPE where the caller sets neither option (small_data_defaults;
-# docs/results.md "The small-data recipe as the default").
-SMALL_DATA_ROWS = 1000
-SMALL_DATA_EPOCHS = 50
-SMALL_DATA_RECIPE = {"learning_rate": 3e-4, "digit_decay": 0.3}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,10 +22,10 @@ class TrainConfig:
     batch_size: int = 32  # examples per optimizer step (split over grad_accum micro-batches and DDP ranks)
     grad_accum: int = 1  # micro-batches accumulated per optimizer step
     optimizer: str = "adamw"  # "adamw" or "adafactor" (the paper's choice)
-    learning_rate: float = 1e-3  # peak learning rate (paper: 1e-3; fine-tuning 5e-5; few rows: 3e-4)
+    learning_rate: float = 1e-3  # peak learning rate (paper: 1e-3 pretraining, 5e-5 fine-tuning)
     weight_decay: float = 0.0  # decoupled weight decay
     warmup_fraction: float = 0.1  # share of steps with linear warm-up, then cosine decay to 0
-    digit_decay: float = 1.0  # loss weight of the k-th mantissa digit after the first: digit_decay**k (few rows: 0.3)
+    digit_decay: float = 1.0  # loss weight of the k-th mantissa digit after the first: digit_decay**k (1: plain NLL)
     ordinal_loss: float = 0.0  # plus this x each token's expected distance from the true one (digits, decades)
     aux_regression: float = 0.0  # plus this x the MSE of a linear head on the pooled encoder (dropped after training)
     augment: int = 0  # rewritten copies of each Python training text, same targets (coderlm.text.augment); 0 = off
@@ -109,20 +102,3 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def small_data_defaults(rows: int, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of ``SMALL_DATA_RECIPE`` that ``given`` (training options) leaves unset, for ``rows``
-    training rows; none from ``SMALL_DATA_ROWS`` rows on, or under ``SMALL_DATA_EPOCHS`` passes over them.
-
-    Many passes over a few hundred labels at the plain recipe (1e-3, every digit weighted alike) fit each
-    training target's trailing digits, noise for a measured latency, within some twenty epochs; a third of
-    the rate with the digits after the first weighted 0.3, 0.09, ... ranks NB201 accuracy and latency
-    better at 160-900 networks (50-240 epochs) and costs accuracy at 1,800-5,000; with few passes the lower
-    rate would underfit instead.
-    """
-    defaults = TrainConfig()
-    steps, batch = given.get("steps", defaults.steps), given.get("batch_size", defaults.batch_size)
-    if rows >= SMALL_DATA_ROWS or steps * batch < SMALL_DATA_EPOCHS * rows:
-        return {}
-    return {name: value for name, value in SMALL_DATA_RECIPE.items() if name not in given}
