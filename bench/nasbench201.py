@@ -246,7 +246,7 @@ def main() -> None:
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument(
         "--target-scale",
-        help="how the RLM spells targets: auto (the library's default), raw (before 2026-12-05), quantile",
+        help="how the RLM spells targets: auto (the library's default), raw (before 2026-12-05), quantile, linear",
     )
     parser.add_argument("--onnx-vocab", type=int, default=4096, help="line-level BPE vocabulary for ONNX text")
     parser.add_argument(

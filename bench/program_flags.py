@@ -24,6 +24,12 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument("--splits", default="problem,random")
     parser.add_argument("--steps", type=int, default=3000, help="RLM training steps")
     parser.add_argument(
+        "--max-train",
+        type=int,
+        default=0,
+        help="keep the first N training programs of each split (seeded order; validation and test unchanged); 0: all",
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         default=0.0,

@@ -118,7 +118,13 @@ def write_report(args: argparse.Namespace, results: list[dict], counts: dict, st
     report = {
         "results": clean,
         "complete": complete,
-        "data": {"path": str(args.data), "programs": counts, "collection": stats, "extra_train": args.extra_counts},
+        "data": {
+            "path": str(args.data),
+            "programs": counts,
+            "collection": stats,
+            "extra_train": args.extra_counts,
+            "max_train": args.max_train,
+        },
         "options": {k: str(v) for k, v in vars(args).items()},
     }
     write_atomic(args.json, json.dumps(report, indent=2) + "\n")
@@ -176,6 +182,8 @@ def main() -> None:
     }
     for how in args.splits.split(","):
         parts = split(own, how)
+        if args.max_train:
+            parts["train"] = parts["train"][: args.max_train]
         tr, va, te = np.concatenate([parts["train"], data["extra_rows"]]), parts["val"], parts["test"]
         test_tasks, test_groups = [tasks[i] for i in te], [data["groups"][i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")

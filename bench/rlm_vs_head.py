@@ -11,7 +11,8 @@ is a list of options changed from the defaults, e.g.
 
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
 (``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format) and
-``target_scale`` (``quantile``: targets spelled by their training rank).
+``target_scale`` (``quantile``: targets spelled by their training rank; ``linear``: in proportion to their
+training range).
 With ``--data`` a collected ONNX-text dataset (``coderlm collect nas``) the texts are ONNX graphs,
 read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,024, 640 tokens,
 batches of 16 by length, ranking validation), test rows ``--test``:

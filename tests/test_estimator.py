@@ -288,5 +288,22 @@ def test_quantile_target_scale_learns_in_ranks_and_predicts_in_units(tmp_path):
     )
     tuned = RegressionLM(training={"steps": 1, "progress": False}).fit(texts[:40], targets[:40], init=rlm)
     assert tuned.codec_.scale is not None and tuned.codec_.scale != rlm.codec_.scale  # kept, refitted
-    with pytest.raises(ValueError, match=r"target_scale must be one of \['auto', 'raw', 'quantile'\], got 'rank'"):
+    with pytest.raises(
+        ValueError, match=r"target_scale must be one of \['auto', 'raw', 'quantile', 'linear'\], got 'rank'"
+    ):
         RegressionLM(target_scale="rank", model=TINY, training={"steps": 1}).fit(texts[:10], targets[:10])
+
+
+def test_linear_target_scale_keeps_the_training_range_and_saves_it(tmp_path):
+    texts, lines = line_count_task(40, seed=7)
+    targets = [[80 + n / 10.0, 1000.0 / n] for n in lines]
+    rlm = RegressionLM(target_scale="linear", vocab_size=300, model=TINY, training={"steps": 2, "progress": False})
+    rlm.fit(texts, targets)
+    low, high = np.min(targets, 0), np.max(targets, 0)
+    assert rlm.codec_.scale.values == tuple((float(a), float(b)) for a, b in zip(low, high, strict=True))
+    assert rlm.codec_.scale.spelled == ((1.5, 9.5), (1.5, 9.5))
+    loaded = RegressionLM.load(rlm.save(tmp_path / "model"))
+    assert loaded.codec_ == rlm.codec_
+    np.testing.assert_array_equal(
+        loaded.sample(texts[:3], num_samples=4, seed=1), rlm.sample(texts[:3], num_samples=4, seed=1)
+    )

@@ -68,8 +68,9 @@ class RegressionLM:
         specials: special values to learn as tokens, from ``("nan", "+inf",
             "-inf", "invalid")``; without them non-finite targets are an error.
         target_scale: how targets are spelled: auto (the default: by their rank among the training targets
-            where most share their leading digits, as they are elsewhere), raw or quantile (every objective
-            by rank): numbers/target_scale.py; fine-tuning a model spelled raw keeps raw unless set
+            where most share their leading digits, as they are elsewhere), raw, quantile (every objective
+            by rank) or linear (every objective's training range onto one decade, in proportion):
+            numbers/target_scale.py; fine-tuning a model spelled raw keeps raw unless set
         vocab_size: size of the input BPE vocabulary learned in fit
         pretokenize: where the learned BPE's merges stop: code (words, punctuation, single digits) or lines
             (only line ends; far shorter for machine-written text such as ONNX graphs)

@@ -106,3 +106,18 @@ def test_auto_ranks_only_objectives_whose_leading_digits_are_shared() -> None:
     np.testing.assert_array_equal(spelled[:, 1], values[:, 1])  # as it is
     assert spelled[:, 0].min() == pytest.approx(LOW)
     assert QuantileScale.from_dict(scale.to_dict()) == scale
+
+
+def test_linear_maps_the_training_range_onto_one_decade_in_proportion() -> None:
+    values = skewed()
+    scale = QuantileScale.choose(values, "linear")
+    spelled = scale.forward(values)
+    for j in range(values.shape[1]):
+        low, high = values[:, j].min(), values[:, j].max()
+        expected = LOW + (HIGH - LOW) * (values[:, j] - low) / (high - low)
+        np.testing.assert_allclose(spelled[:, j], expected)
+    np.testing.assert_allclose(scale.inverse(spelled), values)
+    beyond = scale.forward(np.array([[values[:, 0].max() + 1.0, values[:, 1].min() - 1.0]]))
+    assert beyond[0, 0] > HIGH and beyond[0, 1] < LOW  # extrapolated with the same slope
+    constant = QuantileScale.choose(np.full((5, 1), 7.0), "linear")
+    assert constant.forward(np.array([[7.0]]))[0, 0] == (LOW + HIGH) / 2

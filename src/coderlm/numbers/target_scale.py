@@ -18,6 +18,11 @@ a single training value is shifted to 5.5. Non-finite values (special tokens) pa
 tokens: those where at least ``CONCENTRATED`` of the training values share sign, decade and first digit
 (``leading_share``). Measured: NB201 CIFAR-10 test accuracy 0.82; every latency, FLOPs, MBXP memory and
 runtime objective 0.22-0.45. The others are spelled as they are (an objective with no knots).
+
+``target_scale="linear"`` keeps two knots per objective, the smallest and largest training values, so
+every value is written in proportion to where it lies in the training range (1.5 .. 9.5, one decade),
+as a regression head normalizes its targets: no exponent to choose for a latency whose values straddle
+a power of ten (NB201 Pixel3: 46 % under 10 ms), at the cost of crowding skewed objectives (accuracy).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from coderlm.options import OptionError
 LOW, HIGH = 1.5, 9.5  # where the smallest and largest training ranks are written
 MAX_KNOTS = 1001
 CONCENTRATED = 0.6  # "auto": rank-spell an objective when this share of its values shares its leading tokens
-TARGET_SCALES = ("auto", "raw", "quantile")
+TARGET_SCALES = ("auto", "raw", "quantile", "linear")
 
 
 def leading_share(column: np.ndarray) -> float:
@@ -53,7 +58,7 @@ def scaled_objectives(values: np.ndarray, kind: str) -> list[bool]:
     values = np.asarray(values, dtype=np.float64)
     if kind == "auto":
         return [leading_share(values[:, j]) >= CONCENTRATED for j in range(values.shape[1])]
-    return [kind == "quantile"] * values.shape[1]
+    return [kind in ("quantile", "linear")] * values.shape[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +79,7 @@ class QuantileScale:
                 raise ValueError(f"quantile scale, objective {j}: values and spellings must increase")
 
     @classmethod
-    def fit(cls, values: np.ndarray, which: list[bool] | None = None) -> QuantileScale:
+    def fit(cls, values: np.ndarray, which: list[bool] | None = None, linear: bool = False) -> QuantileScale:
         """From training targets (n, k), for the objectives ``which`` marks (default: all; the others are
         spelled as they are); NaN (missing) and infinite entries are ignored. An objective with no finite
         value raises ValueError naming it."""
@@ -90,7 +95,9 @@ class QuantileScale:
                 raise ValueError(f"target_scale='quantile': objective {j} has no finite training value")
             distinct, counts = np.unique(column, return_counts=True)
             ranks = (np.cumsum(counts) - counts / 2) / len(column)  # mid-rank of each distinct value, in (0, 1)
-            if len(distinct) > MAX_KNOTS:  # evenly spaced among the distinct values, both ends kept
+            if linear:  # two knots: the training range onto [LOW, HIGH], values kept in proportion
+                distinct, ranks = distinct[[0, -1]] if len(distinct) > 1 else distinct, np.array([0.0, 1.0])
+            elif len(distinct) > MAX_KNOTS:  # evenly spaced among the distinct values, both ends kept
                 keep = np.unique(np.round(np.linspace(0, len(distinct) - 1, MAX_KNOTS)).astype(int))
                 distinct, ranks = distinct[keep], ranks[keep]
             if len(distinct) == 1:
@@ -108,7 +115,7 @@ class QuantileScale:
         if kind not in TARGET_SCALES:
             raise OptionError("target_scale", f"must be one of {list(TARGET_SCALES)}, got {kind!r}")
         which = scaled_objectives(values, kind)
-        return cls.fit(values, which) if any(which) else None
+        return cls.fit(values, which, linear=kind == "linear") if any(which) else None
 
     @property
     def num_objectives(self) -> int:
