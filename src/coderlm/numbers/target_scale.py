@@ -54,7 +54,7 @@ def leading_share(column: np.ndarray) -> float:
 
 
 def scaled_objectives(values: np.ndarray, kind: str) -> list[bool]:
-    """Which objectives of training targets (n, k) to spell by rank under ``kind`` (see TARGET_SCALES)."""
+    """Which objectives of training targets (n, k) to spell through the scale under ``kind`` (see TARGET_SCALES)."""
     values = np.asarray(values, dtype=np.float64)
     if kind == "auto":
         return [leading_share(values[:, j]) >= CONCENTRATED for j in range(values.shape[1])]
@@ -92,11 +92,12 @@ class QuantileScale:
                 continue
             column = values[:, j][np.isfinite(values[:, j])]
             if not len(column):
-                raise ValueError(f"target_scale='quantile': objective {j} has no finite training value")
+                raise ValueError(f"target_scale: objective {j} has no finite training value")
             distinct, counts = np.unique(column, return_counts=True)
             ranks = (np.cumsum(counts) - counts / 2) / len(column)  # mid-rank of each distinct value, in (0, 1)
-            if linear:  # two knots: the training range onto [LOW, HIGH], values kept in proportion
-                distinct, ranks = distinct[[0, -1]] if len(distinct) > 1 else distinct, np.array([0.0, 1.0])
+            if linear:  # the range's two ends only: every value written in proportion to where it lies
+                distinct = np.unique(distinct[[0, -1]])
+                ranks = np.linspace(0.0, 1.0, len(distinct))
             elif len(distinct) > MAX_KNOTS:  # evenly spaced among the distinct values, both ends kept
                 keep = np.unique(np.round(np.linspace(0, len(distinct) - 1, MAX_KNOTS)).astype(int))
                 distinct, ranks = distinct[keep], ranks[keep]
