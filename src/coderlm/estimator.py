@@ -57,6 +57,9 @@ from coderlm.training.validation import likelihood_validation, ranking_validatio
 log = logging.getLogger("coderlm")
 
 FINETUNE_LEARNING_RATE = 5e-5  # the paper's fine-tuning rate; used with init= unless training sets one
+# A pretrained encoder trained under a new number decoder: 3e-4 unless training sets a rate (docs/results.md,
+# "How much the pretrained encoder lifts with fewer labels": 1e-3, the fresh network's rate, ranks worse).
+ENCODER_LEARNING_RATE = 3e-4
 
 
 class RegressionLM:
@@ -150,9 +153,10 @@ class RegressionLM:
             init: fine-tune from this trained model (a saved model, run folder or fitted ``RegressionLM``):
                 its tokenizer, architecture (``model`` may set ``dropout``), number format and specials
                 are kept; the objectives may be new; the learning rate defaults to 5e-5. Or start from a
-                pretrained encoder (``coderlm pretrain``'s folder, any Hugging Face encoder folder): its
-                tokenizer and trained encoder under a new number decoder (``model={"encoder": folder,
-                "train_encoder": True}``; set ``train_encoder=False`` to keep it frozen).
+                pretrained encoder (``coderlm pretrain``'s folder, ``builtin:python-encoder``, any Hugging Face
+                encoder folder): its tokenizer and trained encoder under a new number decoder
+                (``model={"encoder": folder, "train_encoder": True}``; the learning rate defaults to 3e-4;
+                set ``train_encoder=False`` to keep it frozen, the decoder then trains at the usual 1e-3).
             context: objectives given as context only: the later ones are conditioned on their values, which are
                 not learned (transfer to a new objective, given the init model's own predictions of the others).
                 ``"init"`` (with ``init``): the init model's objectives, filled with its own predictions for
@@ -175,7 +179,7 @@ class RegressionLM:
         sources, transfer = (None, {})
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
-        config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base))
+        config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base, options))
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)
@@ -220,10 +224,16 @@ class RegressionLM:
         specials = tuple(self.specials) or (base.codec_.specials if base is not None else ())
         return specials + (("nan",) if missing == "special" and "nan" not in specials else ())
 
-    def _finetune_defaults(self, base: RegressionLM | None) -> dict[str, Any]:
-        if base is None or "learning_rate" in (self.training or {}):
+    def _finetune_defaults(self, base: RegressionLM | None, options: dict) -> dict[str, Any]:
+        """The learning rate of a start that is not fresh, unless ``training`` sets one: a trained model's
+        (``init=MODEL``) or a pretrained encoder trained under a new decoder (``init=ENCODER_FOLDER``)."""
+        if "learning_rate" in (self.training or {}):
             return {}
-        return {"learning_rate": FINETUNE_LEARNING_RATE}
+        if base is not None:
+            return {"learning_rate": FINETUNE_LEARNING_RATE}
+        if options.get("encoder", "scratch") != "scratch" and options.get("train_encoder"):
+            return {"learning_rate": ENCODER_LEARNING_RATE}
+        return {}
 
     def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int, sources):
         if base is None:

@@ -202,6 +202,23 @@ def test_rlms_start_from_the_encoder_fine_tuned_or_frozen(encoder, tmp_path):
     assert torch.equal(body.embeddings.word_embeddings.weight, load_encoder_embeddings(encoder))  # left as it was
 
 
+def test_a_trained_encoder_defaults_to_the_fine_tuning_rate_a_frozen_one_to_the_fresh_rate(encoder, tmp_path):
+    rng = random.Random(4)
+    texts = [program(rng) for _ in range(16)]
+    y = [t.count("for") for t in texts]
+    base = {"steps": 2, "batch_size": 8, "warmup_fraction": 0.0, "log_every": 1, "progress": False}
+    runs = (
+        ("tuned", {}, {}, 3e-4),  # init= a pretrained encoder, trained under the new decoder
+        ("set", {}, {"learning_rate": 1e-4}, 1e-4),  # a rate the user sets wins
+        ("frozen", {"train_encoder": False}, {}, 1e-3),  # only the fresh decoder trains
+    )
+    for name, model, training, peak in runs:
+        run = tmp_path / name
+        RegressionLM(model=model, training=base | training).fit(texts, y, init=encoder, run_dir=run)
+        first = json.loads((run / "metrics.jsonl").read_text().splitlines()[0])
+        assert first["lr"] == pytest.approx(peak * 0.5), name  # cosine at step 1 of 2
+
+
 def load_encoder_embeddings(folder: Path) -> torch.Tensor:
     return load_file(str(folder / "model.safetensors"))["bert.embeddings.word_embeddings.weight"]
 

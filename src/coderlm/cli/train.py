@@ -68,7 +68,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--init",
         help="fine-tune: start from this trained model or finished run folder (its tokenizer and architecture; "
         "new objectives allowed; learning rate 5e-5 unless --learning-rate), or from a pretrained encoder "
-        "folder (coderlm pretrain's: its tokenizer and encoder under a new number decoder)",
+        "folder (coderlm pretrain's, builtin:python-encoder: its tokenizer and encoder under a new number decoder; "
+        "learning rate 3e-4 unless --learning-rate)",
     )
     p.add_argument(
         "--context",
