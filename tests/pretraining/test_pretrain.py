@@ -214,9 +214,10 @@ def test_a_trained_encoder_defaults_to_the_fine_tuning_rate_a_frozen_one_to_the_
     )
     for name, model, training, peak in runs:
         run = tmp_path / name
-        RegressionLM(model=model, training=base | training).fit(texts, y, init=encoder, run_dir=run)
+        rlm = RegressionLM(model=model, training=base | training).fit(texts, y, init=encoder, run_dir=run)
         first = json.loads((run / "metrics.jsonl").read_text().splitlines()[0])
         assert first["lr"] == pytest.approx(peak * 0.5), name  # cosine at step 1 of 2
+        assert rlm.fit_report_["learning_rate"] == peak  # kept with the model
 
 
 def load_encoder_embeddings(folder: Path) -> torch.Tensor:
