@@ -58,7 +58,7 @@ log = logging.getLogger("coderlm")
 
 FINETUNE_LEARNING_RATE = 5e-5  # the paper's fine-tuning rate; used with init= unless training sets one
 # A pretrained encoder trained under a new number decoder: 3e-4 unless training sets a rate, the rate of every
-# fine-tune in docs/results.md (1e-3 ranked level on MBXP Python, lower on ONNX text).
+# fine-tune in docs/results.md (1e-3 ranked MBXP Python memory level and runtime higher, ONNX text lower).
 ENCODER_LEARNING_RATE = 3e-4
 
 
