@@ -51,15 +51,11 @@ from coderlm.training.examples import (
 )
 from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
+from coderlm.training.start_rate import start_learning_rate
 from coderlm.training.trainer import Trainer
 from coderlm.training.validation import likelihood_validation, ranking_validation
 
 log = logging.getLogger("coderlm")
-
-FINETUNE_LEARNING_RATE = 5e-5  # the paper's fine-tuning rate; used with init= unless training sets one
-# A pretrained encoder trained under a new number decoder: 3e-4 unless training sets a rate, the rate of every
-# fine-tune in docs/results.md (1e-3 ranked MBXP Python memory level and runtime higher, ONNX text lower).
-ENCODER_LEARNING_RATE = 3e-4
 
 
 class RegressionLM:
@@ -179,7 +175,8 @@ class RegressionLM:
         sources, transfer = (None, {})
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
-        config = TrainConfig.from_dict(dict(self.training or {}) | self._finetune_defaults(base, options))
+        start_rate = start_learning_rate(self.training, base is not None, options)
+        config = TrainConfig.from_dict(dict(self.training or {}) | start_rate)
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)
@@ -224,17 +221,6 @@ class RegressionLM:
         """The special values to learn: as given, else the init model's; ``missing="special"`` adds ``nan``."""
         specials = tuple(self.specials) or (base.codec_.specials if base is not None else ())
         return specials + (("nan",) if missing == "special" and "nan" not in specials else ())
-
-    def _finetune_defaults(self, base: RegressionLM | None, options: dict) -> dict[str, Any]:
-        """The learning rate of a start that is not fresh, unless ``training`` sets one: a trained model's
-        (``init=MODEL``) or a pretrained encoder trained under a new decoder (``init=ENCODER_FOLDER``)."""
-        if "learning_rate" in (self.training or {}):
-            return {}
-        if base is not None:
-            return {"learning_rate": FINETUNE_LEARNING_RATE}
-        if options.get("encoder", "scratch") != "scratch" and options.get("train_encoder"):
-            return {"learning_rate": ENCODER_LEARNING_RATE}
-        return {}
 
     def _network(self, tokenizer, codec: NumberCodec, options: dict, base: RegressionLM | None, seed: int, sources):
         if base is None:
