@@ -106,6 +106,13 @@ def parse_args(doc: str) -> argparse.Namespace:
         help="peak learning rate of RLMs started from a pretrained encoder (small BERTs fine-tune at 1e-4..5e-4)",
     )
     parser.add_argument(
+        "--encoder-attention-dropout",
+        type=float,
+        default=0.0,
+        help="model option encoder_attention_dropout of encoders fine-tuned from a folder (the RLM's and the "
+        "head's): dropout on their attention probabilities; 0.1 is BERT's own rate, about twice the step time",
+    )
+    parser.add_argument(
         "--number-values",
         action="store_true",
         help="scratch RLMs: digit tokens also embed their number's log10 value (model option number_values)",

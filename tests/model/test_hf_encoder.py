@@ -176,3 +176,31 @@ def test_loading_with_a_changed_frozen_encoder_is_an_error(tmp_path):
     make_bert(folder, seed=1)  # other weights at the same place
     with pytest.raises(ValueError, match="not the one this model was trained on"):
         RegressionLM.load(tmp_path / "m")
+
+
+def attention_rates(encoder: PretrainedEncoder) -> set[float]:
+    """The dropout rates on the body's attention probabilities (BERT's ``attention.self.dropout``)."""
+    return {m.p for name, m in encoder.body.named_modules() if name.endswith("attention.self.dropout")}
+
+
+def test_a_trained_encoder_drops_no_attention_probabilities_unless_asked(bert_folder):
+    from coderlm.model import ModelConfig
+    from coderlm.options import OptionError
+
+    sizes = {"input_vocab_size": 99, "output_vocab_size": 33, "output_length": 6, "encoder_dim": 32, **DECODER}
+    shape = {**sizes, "encoder": str(bert_folder)}
+    trained = PretrainedEncoder(ModelConfig(**shape, train_encoder=True))
+    assert attention_rates(trained) == {0.0}  # as the scratch encoder: PyTorch's fused attention kernels run
+    assert trained.body.embeddings.dropout.p == pytest.approx(0.1)  # the body's other dropout is its own
+    assert trained.hf_config["attention_probs_dropout_prob"] == 0.0  # saved with the model as it trained
+    asked = PretrainedEncoder(ModelConfig(**shape, train_encoder=True, encoder_attention_dropout=0.2))
+    assert attention_rates(asked) == {0.2}
+    frozen = PretrainedEncoder(ModelConfig(**shape))
+    assert attention_rates(frozen) == {0.1}  # untouched: the encoder cache's key stays the same
+    for wrong, reason in (
+        ({**shape, "encoder_attention_dropout": 0.1}, "trains"),  # frozen: no dropout runs at all
+        ({**sizes, "encoder_attention_dropout": 0.1}, "scratch"),
+        ({**shape, "train_encoder": True, "encoder_attention_dropout": 1.0}, r"\[0, 1\)"),
+    ):
+        with pytest.raises(OptionError, match=reason):
+            ModelConfig(**wrong)

@@ -39,6 +39,8 @@ ENCODER_CLASSES = {
     "umt5": "UMT5EncoderModel",
     "t5gemma": "T5GemmaEncoderModel",
 }
+# config fields holding a rate of dropout on attention probabilities alone (BERT and kin; Llama-style models)
+ATTENTION_DROPOUT_KEYS = ("attention_probs_dropout_prob", "attention_dropout")
 
 
 def encoder_folder(encoder: str) -> Path:
@@ -89,11 +91,15 @@ def quiet_transformers():
         hf_logging.enable_progress_bar()
 
 
-def load_body(encoder: str, hf_config: dict[str, Any] | None = None) -> tuple[nn.Module, dict[str, Any]]:
+def load_body(
+    encoder: str, hf_config: dict[str, Any] | None = None, attention_dropout: float | None = None
+) -> tuple[nn.Module, dict[str, Any]]:
     """The encoder network (with pretrained weights from its folder) and its Hugging Face config dict.
 
     When the folder is gone but ``hf_config`` is given, the network is built from the config with
     fresh weights: the caller then loads saved weights into it (trainable encoders are saved whole).
+    ``attention_dropout`` replaces the config's dropout rate on attention probabilities, where the
+    family names one apart from its other dropout (``ATTENTION_DROPOUT_KEYS``).
     """
     import transformers
 
@@ -108,6 +114,10 @@ def load_body(encoder: str, hf_config: dict[str, Any] | None = None) -> tuple[nn
             config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
         else:
             config = transformers.AutoConfig.for_model(**hf_config)
+        if attention_dropout is not None:
+            for key in ATTENTION_DROPOUT_KEYS:
+                if hasattr(config, key):
+                    setattr(config, key, attention_dropout)
         cls_name = ENCODER_CLASSES.get(config.model_type)
         if cls_name is not None:
             cls = getattr(transformers, cls_name)
@@ -151,7 +161,8 @@ class PretrainedEncoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.frozen = not cfg.train_encoder
-        self.body, self.hf_config = load_body(cfg.encoder, hf_config)
+        attention_dropout = None if self.frozen else cfg.encoder_attention_dropout
+        self.body, self.hf_config = load_body(cfg.encoder, hf_config, attention_dropout)
         self.hidden = self.body.get_input_embeddings().embedding_dim
         self.proj = nn.Linear(self.hidden, cfg.encoder_dim) if self.hidden != cfg.encoder_dim else nn.Identity()
         if self.frozen:

@@ -26,7 +26,7 @@ log = logging.getLogger("coderlm")
 
 POSITIONS_KEY = "decoder.pos_emb.weight"
 # Model options that may differ from the source model: they do not change any weight's shape or meaning.
-FREE_OPTIONS = ("dropout", "gradient_checkpointing")
+FREE_OPTIONS = ("dropout", "gradient_checkpointing", "encoder_attention_dropout")
 
 
 def finetune_config(source: ModelConfig, output_length: int, options: dict) -> ModelConfig:

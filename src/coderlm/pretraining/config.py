@@ -36,7 +36,7 @@ class PretrainConfig:
     layers: int = 4  # encoder blocks
     heads: int = 4  # attention heads; must divide hidden_size
     intermediate_size: int = 1024  # width of each block's MLP
-    dropout: float = 0.1  # dropout inside the encoder while pretraining (and when fine-tuned)
+    dropout: float = 0.1  # dropout inside the encoder while pretraining (fine-tuned: its hidden dropout)
     mask_rate: float = 0.15  # share of each window's tokens hidden
     mean_span: float = 3.0  # mean length of a hidden span (geometric); 1 hides single tokens, as BERT
     max_span: int = 10  # longest hidden span
