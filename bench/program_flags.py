@@ -108,9 +108,9 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument(
         "--encoder-attention-dropout",
         type=float,
-        default=0.0,
+        default=None,
         help="model option encoder_attention_dropout of encoders fine-tuned from a folder (the RLM's and the "
-        "head's): dropout on their attention probabilities; 0.1 is BERT's own rate, about twice the step time",
+        "head's): dropout on their attention weights; default: the encoder's own (BERT 0.1); 0: half the step time",
     )
     parser.add_argument(
         "--number-values",

@@ -195,7 +195,7 @@ def main() -> None:
             family = {"encoder": kind, "init": folder, "extra_train": extra_train}
             family |= {"number_values": True} if args.number_values else {}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
-            if kind in ("pretrained", "untrained", "model") and args.encoder_attention_dropout:
+            if kind in ("pretrained", "untrained", "model") and args.encoder_attention_dropout is not None:
                 rlm_model = rlm_model | {"encoder_attention_dropout": args.encoder_attention_dropout}
                 family["encoder_attention_dropout"] = args.encoder_attention_dropout
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
@@ -272,7 +272,7 @@ def main() -> None:
                 if args.head_encoder:  # the head on the pretrained encoder, trained with it
                     folder = str(model_folder(args.head_encoder))
                     options["model"] = {**model, "encoder": folder, "train_encoder": True}
-                    if args.encoder_attention_dropout:
+                    if args.encoder_attention_dropout is not None:
                         options["model"]["encoder_attention_dropout"] = args.encoder_attention_dropout
                     options["training"]["learning_rate"] = args.init_learning_rate
                     head = {"encoder": "pretrained", "init": folder}

@@ -183,24 +183,37 @@ def attention_rates(encoder: PretrainedEncoder) -> set[float]:
     return {m.p for name, m in encoder.body.named_modules() if name.endswith("attention.self.dropout")}
 
 
-def test_a_trained_encoder_drops_no_attention_probabilities_unless_asked(bert_folder):
+def test_a_trained_encoder_keeps_its_attention_dropout_unless_told(bert_folder):
     from coderlm.model import ModelConfig
     from coderlm.options import OptionError
 
     sizes = {"input_vocab_size": 99, "output_vocab_size": 33, "output_length": 6, "encoder_dim": 32, **DECODER}
     shape = {**sizes, "encoder": str(bert_folder)}
-    trained = PretrainedEncoder(ModelConfig(**shape, train_encoder=True))
-    assert attention_rates(trained) == {0.0}  # as the scratch encoder: PyTorch's fused attention kernels run
-    assert trained.body.embeddings.dropout.p == pytest.approx(0.1)  # the body's other dropout is its own
-    assert trained.hf_config["attention_probs_dropout_prob"] == 0.0  # saved with the model as it trained
-    asked = PretrainedEncoder(ModelConfig(**shape, train_encoder=True, encoder_attention_dropout=0.2))
-    assert attention_rates(asked) == {0.2}
+    own = PretrainedEncoder(ModelConfig(**shape, train_encoder=True))
+    assert attention_rates(own) == {0.1}  # BERT's config, as it was pretrained
+    fast = PretrainedEncoder(ModelConfig(**shape, train_encoder=True, encoder_attention_dropout=0.0))
+    assert attention_rates(fast) == {0.0}  # as the scratch encoder: PyTorch's fused attention kernels run
+    assert fast.body.embeddings.dropout.p == pytest.approx(0.1)  # the body's other dropout is its own
+    assert fast.hf_config["attention_probs_dropout_prob"] == 0.0  # saved with the model as it trained
     frozen = PretrainedEncoder(ModelConfig(**shape))
     assert attention_rates(frozen) == {0.1}  # untouched: the encoder cache's key stays the same
     for wrong, reason in (
-        ({**shape, "encoder_attention_dropout": 0.1}, "trains"),  # frozen: no dropout runs at all
+        ({**shape, "encoder_attention_dropout": 0.0}, "trains"),  # frozen: no dropout runs at all
         ({**sizes, "encoder_attention_dropout": 0.1}, "scratch"),
         ({**shape, "train_encoder": True, "encoder_attention_dropout": 1.0}, r"\[0, 1\)"),
+        ({**shape, "train_encoder": True, "encoder_attention_dropout": "0"}, r"\[0, 1\)"),
     ):
         with pytest.raises(OptionError, match=reason):
             ModelConfig(**wrong)
+
+
+def test_the_command_line_reads_the_attention_dropout_as_a_number():
+    import argparse
+
+    from coderlm.cli.flags import add_flags, dataclass_options
+    from coderlm.model import ModelConfig
+
+    parser = argparse.ArgumentParser()
+    add_flags(parser, dataclass_options(ModelConfig), "model")
+    assert parser.parse_args(["--encoder-attention-dropout", "0"]).encoder_attention_dropout == 0.0
+    assert parser.parse_args([]).encoder_attention_dropout is None

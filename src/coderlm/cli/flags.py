@@ -69,13 +69,17 @@ class Option:
     default: Any
     help: str
     flag: str = ""  # the flag's name when it differs from the Python name
+    kind: type = str  # the value's type when the default (None) does not tell it
+
+
+NUMBER_TYPES = {"int": int, "float": float}  # annotations (strings) of fields whose default is None
 
 
 def dataclass_options(cls: type, skip: Sequence[str] = ()) -> list[Option]:
     """Every field of ``cls`` with a default, documented by its comment."""
     helps = field_comments(cls)
     return [
-        Option(f.name, f.default, helps.get(f.name, ""))
+        Option(f.name, f.default, helps.get(f.name, ""), kind=NUMBER_TYPES.get(str(f.type).split(" | ")[0], str))
         for f in dataclasses.fields(cls)
         if f.name not in skip and f.default is not dataclasses.MISSING
     ]
@@ -106,7 +110,7 @@ def add_flags(parser: argparse.ArgumentParser, options: list[Option], title: str
         if isinstance(option.default, bool):
             group.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         else:
-            kind = type(option.default) if option.default is not None else str
+            kind = type(option.default) if option.default is not None else option.kind
             group.add_argument(flag, dest=dest, type=kind, default=None, metavar=dest.upper(), help=help_text)
         dests.append(dest)
     return dests

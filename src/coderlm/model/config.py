@@ -32,7 +32,7 @@ class ModelConfig:
     encoder: str = "scratch"  # "scratch", "minilm" (extra 'encoders') or a local Hugging Face model folder
     train_encoder: bool = False  # pretrained encoders: train their weights too (default: frozen)
     gradient_checkpointing: bool = False  # trainable pretrained encoders: recompute activations in backward
-    encoder_attention_dropout: float = 0.0  # trained pretrained encoders: dropout on attention weights (0: ~2x faster)
+    encoder_attention_dropout: float | None = None  # trained encoder: attention-weight dropout (None: its own; 0: fast)
     number_values: bool = False  # scratch encoder: digit tokens also embed their number's log10 value
     digit_ids: tuple[int, ...] = ()  # ids of the tokens 0..9 (from the tokenizer; for number_values)
 
@@ -66,13 +66,10 @@ class ModelConfig:
             raise OptionError("positions", f"must be 'rope' or 'learned', got {self.positions!r}", "model option")
         if not 0.0 <= self.dropout < 1.0:
             raise OptionError("dropout", f"must be in [0, 1), got {self.dropout!r}", "model option")
-        if not 0.0 <= self.encoder_attention_dropout < 1.0:
-            raise OptionError(
-                "encoder_attention_dropout",
-                f"must be in [0, 1), got {self.encoder_attention_dropout!r}",
-                "model option",
-            )
-        if self.encoder_attention_dropout and (own_encoder or not self.train_encoder):
+        rate = self.encoder_attention_dropout
+        if rate is not None and (not isinstance(rate, (int, float)) or not 0.0 <= rate < 1.0):
+            raise OptionError("encoder_attention_dropout", f"must be in [0, 1) or None, got {rate!r}", "model option")
+        if rate is not None and (own_encoder or not self.train_encoder):
             raise OptionError(
                 "encoder_attention_dropout",
                 "applies to a pretrained encoder that trains (train_encoder on); the scratch encoder drops its "
