@@ -159,6 +159,10 @@ def main() -> None:
     results.append({"split": "all", "method": "noise ceiling (two runs)", **ceiling})
 
     model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
+    # fine-tuned encoders' attention-weight dropout, when given (default: each encoder's own)
+    attention = (
+        {} if args.encoder_attention_dropout is None else {"encoder_attention_dropout": args.encoder_attention_dropout}
+    )
     if args.number_values:
         model["number_values"] = True
     training = {
@@ -195,9 +199,9 @@ def main() -> None:
             family = {"encoder": kind, "init": folder, "extra_train": extra_train}
             family |= {"number_values": True} if args.number_values else {}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)
-            if kind in ("pretrained", "untrained", "model") and args.encoder_attention_dropout is not None:
-                rlm_model = rlm_model | {"encoder_attention_dropout": args.encoder_attention_dropout}
-                family["encoder_attention_dropout"] = args.encoder_attention_dropout
+            if kind in ("pretrained", "untrained", "model"):
+                rlm_model = rlm_model | attention
+                family |= attention
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
             settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression", "weight_decay", "augment")}
             pooled = []
@@ -271,9 +275,7 @@ def main() -> None:
                 }
                 if args.head_encoder:  # the head on the pretrained encoder, trained with it
                     folder = str(model_folder(args.head_encoder))
-                    options["model"] = {**model, "encoder": folder, "train_encoder": True}
-                    if args.encoder_attention_dropout is not None:
-                        options["model"]["encoder_attention_dropout"] = args.encoder_attention_dropout
+                    options["model"] = {**model, "encoder": folder, "train_encoder": True, **attention}
                     options["training"]["learning_rate"] = args.init_learning_rate
                     head = {"encoder": "pretrained", "init": folder}
             start = time.perf_counter()
