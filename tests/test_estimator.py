@@ -41,6 +41,23 @@ def test_fit_returns_self_and_learned_state():
     assert rlm.objectives_ == ["y0"]
 
 
+def test_fit_report_gives_the_mean_input_tokens_per_task():
+    short = [f"x = {i}" for i in range(10)]
+    long = [" ".join(f"call_{j}(v{i})" for j in range(12)) for i in range(10)]
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 1})
+    rlm.fit(short + long, np.arange(20.0) + 1, tasks=["short"] * 10 + ["long"] * 10)
+    report = rlm.fit_report_
+    lengths = rlm.tokenizer_.encode(short + long, 10_000).lengths
+    assert report["input_tokens_by_task"] == {
+        "long": round(float(lengths[10:].mean()), 1),
+        "short": round(float(lengths[:10].mean()), 1),
+    }
+    assert report["input_tokens_by_task"]["long"] > 3 * report["input_tokens_by_task"]["short"]
+    assert report["input_tokens"] == round(float(lengths.mean()), 1)
+    single = RegressionLM(vocab_size=300, model=TINY, training={"steps": 1}).fit(short, np.arange(10.0) + 1)
+    assert "input_tokens_by_task" not in single.fit_report_ and single.fit_report_["input_tokens"] > 0
+
+
 def test_fit_report_records_the_validation_curve_and_the_step_kept():
     texts, targets = line_count_task(24, seed=2)
     rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 4, "eval_every": 2})

@@ -207,11 +207,19 @@ class TensorMaker:
 
 
 def data_report(init, rows: Rows, tokens: TokenBatch, targets: TargetTokens, missing: str) -> dict[str, Any]:
-    """A fit report's data part: the init model (fine-tuning), rows, truncated inputs, clamped targets."""
+    """A fit report's data part: the init model (fine-tuning), rows, truncated inputs, clamped targets, and the
+    mean input tokens (before truncation), per task where rows name several (``input_tokens_by_task``): the
+    tasks share one BPE, and a vocabulary too small for all of them shows as one task's inputs growing longer."""
     report: dict[str, Any] = {}
     if init is not None:
         report["init"] = str(init) if isinstance(init, (str, Path)) else "RegressionLM"
     report["examples"] = len(rows.texts)  # rewritten copies (training option augment) included
     if missing == "skip":
         report["skipped"] = rows.skipped
-    return report | {"truncated": tokens.truncated, "overflow": targets.overflow, "underflow": targets.underflow}
+    report |= {"truncated": tokens.truncated, "overflow": targets.overflow, "underflow": targets.underflow}
+    report["input_tokens"] = round(float(np.mean(tokens.lengths)), 1)
+    names = sorted(set(rows.tasks)) if rows.tasks is not None else []
+    if len(names) > 1:
+        labels = np.asarray(rows.tasks)
+        report["input_tokens_by_task"] = {str(t): round(float(np.mean(tokens.lengths[labels == t])), 1) for t in names}
+    return report
