@@ -24,6 +24,7 @@ the whole network takes ~260 (Python programs: ~200 either way). Test scores: Sp
     python bench/multitask.py --seeds 0 --json out/multitask_s0.json     # a seed per process, in parallel
     python bench/multitask.py --summarize out/multitask_s*.json           # mean +- spread over seeds
     python bench/multitask.py --models multi-task --dim 192 --no-gbdt ...  # equal parameters: 2.39 M vs 2 x 1.13 M
+    python bench/multitask.py --bucket-by-length ...                       # batches of similar-length rows
 
 ``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
 """
@@ -100,6 +101,12 @@ def score(method: str, training: str, name: str, predicted: np.ndarray, measured
     return out
 
 
+def vocab_of(args: argparse.Namespace, names: list[str]) -> int:
+    """The BPE vocabulary an RLM on these tasks learns: a per-task model's ``--vocab-size``; the multi-task
+    model's ``--multi-vocab-size``, by default the per-task models' total."""
+    return args.vocab_size if len(names) == 1 else args.multi_vocab_size or args.vocab_size * len(names)
+
+
 def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: int, seed: int, slots: str) -> tuple:
     texts, targets, labels = rows_of(tasks, names, "train", slots=slots)
     val_texts, val_targets, val_labels = rows_of(tasks, names, "val", slots=slots)
@@ -108,7 +115,7 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
     else:
         objectives = ["objective_1", "objective_2"]
     rlm = RegressionLM(
-        vocab_size=args.vocab_size,
+        vocab_size=vocab_of(args, names),
         pretokenize=args.pretokenize,
         max_input_len=args.max_input_len,
         model={"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1},
@@ -122,6 +129,7 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
             "patience": args.patience,
             "average_best": 2,
             "seed": seed,
+            "bucket_by_length": args.bucket_by_length,
         },
         num_samples=args.samples,
         batch_size=64,
@@ -145,7 +153,9 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
     for training, names, steps in [m for m in models if m[0] in args.models.split(",")]:
         slots = args.slots if len(names) > 1 else "shared"
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
-        report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "train_s": round(train_s, 1)}
+        report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
+        report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
+        report["train_s"] = round(train_s, 1)
         report |= {"best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps")}
         for name in names:
             texts, measured, _ = rows_of(tasks, [name], "test")
@@ -178,17 +188,21 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
 
 def print_tables(results: list[dict]) -> None:
     """Mean over seeds (with half the spread, (max - min) / 2, where there are several) per method, training
-    and RLM width."""
+    RLM width and BPE vocabulary."""
     columns = [f"{t}/{SHORT[o]}" for t, objectives in OBJECTIVES.items() for o in objectives]
 
     def key(r: dict) -> tuple:
         training = r["training"] + (" (separate slots)" if r.get("slots") == "separate" else "")
-        return r["method"], training, r.get("dim", "-")
+        training += " (length buckets)" if r.get("bucket") else ""
+        return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
 
     table = []
-    for method, training, dim in sorted({key(r) for r in results}, key=lambda k: (k[0] != "rlm", k[1], str(k[2]))):
-        mine = [r for r in results if key(r) == (method, training, dim)]
-        row = {"method": method, "training": training, "width": dim, "seeds": len({r.get("seed", 0) for r in mine})}
+    for method, training, dim, vocab in sorted(
+        {key(r) for r in results}, key=lambda k: (k[0] != "rlm", k[1], str(k[2:]))
+    ):
+        mine = [r for r in results if key(r) == (method, training, dim, vocab)]
+        row = {"method": method, "training": training, "width": dim, "vocab": vocab}
+        row["seeds"] = len({r.get("seed", 0) for r in mine})
         for column in columns:
             values = [r["spearman"] for r in mine if f"{r['task']}/{SHORT[r['objective']]}" == column]
             spread = f" ± {(max(values) - min(values)) / 2:.3f}" if len(values) > 1 else ""
@@ -210,7 +224,13 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--vocab-size", type=int, default=1024)
+    parser.add_argument("--vocab-size", type=int, default=1024, help="BPE vocabulary of a per-task RLM")
+    parser.add_argument(
+        "--multi-vocab-size",
+        type=int,
+        help="BPE vocabulary of the multi-task RLM (default: --vocab-size x tasks, the per-task models' total; "
+        "one shared 1,024 makes the Python programs 40%% longer than their own 1,024 does)",
+    )
     parser.add_argument("--pretokenize", default="lines", help="BPE pre-tokenizer (code, lines, lines+digits)")
     parser.add_argument("--max-input-len", type=int, default=512)
     parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
@@ -222,6 +242,12 @@ def main() -> None:
         help="multi-task objectives: shared (two number slots, each task's own meaning) or separate (one column "
         "per task objective, the others masked: what a dataset of mixed target names gives coderlm train)",
     )
+    parser.add_argument(
+        "--bucket-by-length",
+        action="store_true",
+        help="training option bucket_by_length: batches of similar-length rows (in a multi-task run mostly one "
+        "task's rows, with less padding)",
+    )
     parser.add_argument("--no-gbdt", action="store_true", help="RLM rows only (e.g. a second seed's process)")
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here, rewritten after every model")
@@ -231,8 +257,10 @@ def main() -> None:
         results = []
         for path in args.summarize:
             report = json.loads(path.read_text())
-            width = {"dim": int(report["options"]["dim"])} if "options" in report else {}
-            results += [width | r if r["method"] == "rlm" else r for r in report["results"]]
+            options = report.get("options", {})
+            # runs before --multi-vocab-size: every RLM learned --vocab-size
+            known = {"dim": int(options["dim"]), "vocab": int(options["vocab_size"])} if options else {}
+            results += [known | r if r["method"] == "rlm" else r for r in report["results"]]
         print_tables(results)
         return
     for path, how in ((args.programs, "coderlm collect programs"), (args.nets, "coderlm collect nas")):
