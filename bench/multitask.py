@@ -25,6 +25,7 @@ the whole network takes ~260 (Python programs: ~200 either way). Test scores: Sp
     python bench/multitask.py --summarize out/multitask_s*.json           # mean +- spread over seeds
     python bench/multitask.py --models multi-task --dim 192 --no-gbdt ...  # equal parameters: 2.39 M vs 2 x 1.13 M
     python bench/multitask.py --bucket-by-length ...                       # batches of similar-length rows
+    python bench/multitask.py --tokens --json out/multitask_tokens.json    # test-text tokens under each BPE
 
 ``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
 """
@@ -180,6 +181,29 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         write_report(args, results)
 
 
+def token_rows(args: argparse.Namespace, tasks: dict) -> list[dict]:
+    """Input tokens of each task's test texts under the BPEs the RLMs learn: each task's own (``--vocab-size``)
+    and the multi-task model's (both tasks' training texts) at ``--vocab-size`` and at the per-task total."""
+    from coderlm.text.bpe import BPETokenizer
+
+    names = list(tasks)
+    bpes = [([name], args.vocab_size) for name in names]
+    bpes += [(names, args.vocab_size), (names, args.vocab_size * len(names))]
+    rows = []
+    for learned_on, vocab in bpes:
+        texts, _, _ = rows_of(tasks, learned_on, "train")
+        bpe = BPETokenizer.train(texts, vocab_size=vocab, pretokenize=args.pretokenize)
+        for name in learned_on:
+            test, _, _ = rows_of(tasks, [name], "test")
+            lengths = bpe.encode(test, 1 << 20).lengths
+            rows.append(
+                {"method": "bpe", "learned_on": "+".join(learned_on), "vocab": vocab, "task": name}
+                | {"mean_tokens": round(float(lengths.mean()), 1), "p95_tokens": float(np.percentile(lengths, 95))}
+                | {"over_max": int((lengths > args.max_input_len).sum()), "texts": len(test)}
+            )
+    return rows
+
+
 def write_report(args: argparse.Namespace, results: list[dict]) -> None:
     if args.json:
         options = {k: str(v) for k, v in vars(args).items()}
@@ -252,6 +276,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=64, help="samples per test input")
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here, rewritten after every model")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the table of these runs' --json files")
+    parser.add_argument(
+        "--tokens", action="store_true", help="only the table of test-text tokens under each RLM's BPE (no training)"
+    )
     args = parser.parse_args()
     if args.summarize:
         results = []
@@ -270,6 +297,11 @@ def main() -> None:
     tasks = {"python": python_task(args.programs), "nb201": nb201_task(args.nets, args.nb201_val, args.nb201_test)}
     for name, task in tasks.items():
         print(f"{name}: " + ", ".join(f"{part} {len(idx)}" for part, idx in task["parts"].items()))
+    if args.tokens:
+        rows = token_rows(args, tasks)
+        print(markdown_table(rows))
+        write_report(args, rows)
+        return
     results: list[dict] = []
     for seed in args.seeds:
         run(args, tasks, seed, results)
