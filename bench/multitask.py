@@ -185,13 +185,13 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
 
 
 def token_rows(args: argparse.Namespace, tasks: dict) -> list[dict]:
-    """Input tokens of each task's test texts under the BPEs the RLMs learn: each task's own (``--vocab-size``)
-    and the multi-task model's (both tasks' training texts) at ``--vocab-size`` and at the per-task total."""
+    """Input tokens of each task's test texts under the BPEs the RLMs learn: each task's own, and the multi-task
+    model's (both tasks' training texts) at one task's ``--vocab-size`` and at its own (``vocab_of``)."""
     from coderlm.text.bpe import BPETokenizer
 
     names = list(tasks)
-    bpes = [([name], args.vocab_size) for name in names]
-    bpes += [(names, args.vocab_size), (names, args.vocab_size * len(names))]
+    bpes = [([name], vocab_of(args, [name])) for name in names]
+    bpes += [(names, args.vocab_size), (names, vocab_of(args, names))]
     rows = []
     for learned_on, vocab in bpes:
         texts, _, _ = rows_of(tasks, learned_on, "train")
@@ -256,7 +256,7 @@ def main() -> None:
         "--multi-vocab-size",
         type=int,
         help="BPE vocabulary of the multi-task RLM (default: --vocab-size x tasks, the per-task models' total; "
-        "one shared 1,024 makes the Python programs 40%% longer than their own 1,024 does)",
+        "one shared 1,024 makes the Python programs 41%% longer than their own 1,024 does)",
     )
     parser.add_argument("--pretokenize", default="lines", help="BPE pre-tokenizer (code, lines, lines+digits)")
     parser.add_argument("--max-input-len", type=int, default=512)
