@@ -1,23 +1,26 @@
-"""One model for two pillars vs one model per task, at equal total training steps.
+"""One model for several pillars vs one model per task, at equal total training steps.
 
-Two tasks, each with two objectives:
+Tasks (``--tasks``, by default the first two), each with two objectives:
 
 - ``python``: MBXP Python programs run in the sandbox (``coderlm collect programs --corpus mbxp
   --languages python --twice``): peak memory (tracemalloc) and runtime, split by problem as
   ``bench/programs.py`` does (every test problem unseen in training and validation);
 - ``nb201``: NAS-Bench-201 networks as ONNX text (``coderlm collect nas --cells-per-stage 1 --join
   nasbench201.csv``: one cell per stage, which carries the whole architecture in a short text), with
-  NAS-Bench-201's CIFAR-10 accuracy and Pixel3 latency; a seeded random split by network.
+  NAS-Bench-201's CIFAR-10 accuracy and Pixel3 latency; a seeded random split by network;
+- ``leetcode-<language>``: one language's LeetCode solutions run on their test inputs (``coderlm collect
+  programs --corpus leetcode --languages cpp --text code+inputs``): the language's exact memory label
+  (``heap_peak_bytes`` for C++, docs/programs.md) and runtime, split by problem.
 
-Rows per seed: an RLM per task (``--steps`` each), one multi-task RLM on both tasks' rows
-(2 x ``--steps``: the same total as the two per-task models; rows drawn in proportion to each
+Rows per seed: an RLM per task (``--steps`` each), one multi-task RLM on every task's rows
+(``--steps`` x tasks: the same total as the per-task models; rows drawn in proportion to each
 task's size, training option ``task_sampling``), and GBDT on token n-grams per task. Every RLM
 reads the same text (``task: <name>`` first, 512 tokens) through a BPE learned on its own training
 texts: ``--vocab-size`` tokens for a per-task model, the per-task models' total for the multi-task
 one (``--multi-vocab-size``: a shared 1,024 spells Python programs in 41 % more tokens than their
 own 1,024, and ranked them 0.06 lower); every RLM has the same size and recipe
 (``bench/programs.py``'s: ranking validation every tenth of training, moving average, the two best
-averaged). The two tasks share the decoder's two number slots (objective 1: memory / accuracy,
+averaged). The tasks share the decoder's two number slots (objective 1: memory / accuracy,
 objective 2: runtime / latency), so the multi-task model decodes exactly what a per-task model
 decodes; the input says which task. The BPE pre-tokenizer is ``lines`` (merges within a line): with
 ``code`` ONNX text splits into ~2,400 tokens and the first cell alone takes ~600; with ``lines``
@@ -26,9 +29,11 @@ the whole network takes ~260 (Python programs: ~200 either way). Test scores: Sp
 
     python bench/multitask.py --seeds 0 --json out/multitask_s0.json     # a seed per process, in parallel
     python bench/multitask.py --summarize out/multitask_s*.json           # mean +- spread over seeds
+    python bench/multitask.py --tasks python,nb201,leetcode-cpp --leetcode out/lc_cpp/leetcode.jsonl ...
     python bench/multitask.py --models multi-task --dim 192 --no-gbdt ...  # equal parameters: 2.39 M vs 2 x 1.13 M
     python bench/multitask.py --bucket-by-length ...                       # batches of similar-length rows
     python bench/multitask.py --tokens --json out/multitask_tokens.json    # test-text tokens under each BPE
+    python bench/multitask.py --max-train leetcode-cpp=250 ...             # a task with few labels
 
 ``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
 """
@@ -52,26 +57,60 @@ from coderlm.evaluation import markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from program_data import load as load_programs
+from program_data import memory_of
 from program_data import split as split_programs
 
-OBJECTIVES = {"python": ["peak_memory_bytes", "runtime_s"], "nb201": ["c10_test_acc_200ep", "lat_ms_pixel3"]}
-SHORT = {"peak_memory_bytes": "mem", "runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3"}
+NB201_OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3"]
+SHORT = {"runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3"}  # a memory label: "mem"
 
 
-def python_task(path: Path) -> dict:
-    data = load_programs(path, ["python"])
-    prefix = "language: python\n"  # bench/programs.py's input start; here every input names its task
-    texts = ["task: python\n" + t.removeprefix(prefix) for t in data["texts"]]
-    return {"texts": texts, "targets": data["targets"], "parts": split_programs(data, "problem")}
+def program_task(path: Path, name: str, language: str) -> dict:
+    """One language's programs of a collected dataset (MBXP or LeetCode), split by problem: memory (the
+    collection's label for the language: tracemalloc peak for Python, the allocation counter's heap peak for
+    C++, ...) and runtime."""
+    data = load_programs(path, [language])
+    if not data["texts"]:
+        raise SystemExit(f"{path}: no {language} programs with labels (collect them first; see the docstring)")
+    prefix = f"language: {language}\n"  # bench/programs.py's input start; here every input names its task
+    texts = [f"task: {name}\n" + t.removeprefix(prefix) for t in data["texts"]]
+    memory = memory_of(next(e for e in read_dataset(path) if e.task == language), "auto")
+    parts = split_programs(data, "problem")
+    return {"texts": texts, "targets": data["targets"], "parts": parts, "objectives": [memory, "runtime_s"]}
 
 
 def nb201_task(path: Path, val: int, test: int) -> dict:
     rows = read_dataset(path)
     texts = [f"task: nb201\n{r.text}" for r in rows]
-    targets = np.array([[r.targets[o] for o in OBJECTIVES["nb201"]] for r in rows], dtype=np.float64)
+    targets = np.array([[r.targets[o] for o in NB201_OBJECTIVES] for r in rows], dtype=np.float64)
     order = np.random.default_rng(0).permutation(len(rows))
     parts = {"test": order[:test], "val": order[test : test + val], "train": order[test + val :]}
-    return {"texts": texts, "targets": targets, "parts": parts}
+    return {"texts": texts, "targets": targets, "parts": parts, "objectives": NB201_OBJECTIVES}
+
+
+def load_tasks(args: argparse.Namespace) -> dict:
+    """The tasks ``--tasks`` names, in its order: ``python`` (MBXP), ``nb201``, ``leetcode-<language>``."""
+    tasks = {}
+    for name in args.tasks.split(","):
+        if name == "python":
+            path, how = args.programs, "coderlm collect programs --corpus mbxp --languages python"
+        elif name == "nb201":
+            path, how = args.nets, "coderlm collect nas"
+        elif name.startswith("leetcode-"):
+            path, how = args.leetcode, f"coderlm collect programs --corpus leetcode --languages {name[9:]}"
+        else:
+            raise SystemExit(f"--tasks: unknown task {name!r} (python, nb201, leetcode-<language>)")
+        if not path.is_file():
+            raise SystemExit(f"{path}: not found (run {how} first; see the docstring)")
+        if name == "nb201":
+            tasks[name] = nb201_task(path, args.nb201_val, args.nb201_test)
+        else:
+            tasks[name] = program_task(path, name, name.removeprefix("leetcode-"))
+    for item in filter(None, args.max_train.split(",")):
+        name, _, count = item.partition("=")
+        if name not in tasks or not count.isdigit():
+            raise SystemExit(f"--max-train: expected TASK=N with TASK one of {', '.join(tasks)}, got {item!r}")
+        tasks[name]["parts"]["train"] = tasks[name]["parts"]["train"][: int(count)]  # a seeded order already
+    return tasks
 
 
 def rows_of(
@@ -93,9 +132,11 @@ def rows_of(
     return texts, np.concatenate(targets), labels
 
 
-def score(method: str, training: str, name: str, predicted: np.ndarray, measured: np.ndarray, **extra) -> list[dict]:
+def score(
+    method: str, training: str, name: str, objectives: list[str], predicted: np.ndarray, measured: np.ndarray, **extra
+) -> list[dict]:
     out = []
-    for j, objective in enumerate(OBJECTIVES[name]):
+    for j, objective in enumerate(objectives):
         rho = spearmanr(predicted[:, j], measured[:, j]).statistic
         tau = kendalltau(predicted[:, j], measured[:, j]).statistic
         out.append(
@@ -115,7 +156,7 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
     texts, targets, labels = rows_of(tasks, names, "train", slots=slots)
     val_texts, val_targets, val_labels = rows_of(tasks, names, "val", slots=slots)
     if slots == "separate":
-        objectives = [o for name in names for o in OBJECTIVES[name]]
+        objectives = [o for name in names for o in tasks[name]["objectives"]]
     else:
         objectives = ["objective_1", "objective_2"]
     rlm = RegressionLM(
@@ -153,12 +194,15 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
 
 
 def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -> None:
-    models = [("per-task", [name], args.steps) for name in tasks] + [("multi-task", list(tasks), 2 * args.steps)]
+    models = [("per-task", [name], args.steps) for name in tasks]
+    if len(tasks) > 1:  # the same total steps as the per-task models together
+        models.append(("multi-task", list(tasks), len(tasks) * args.steps))
     for training, names, steps in [m for m in models if m[0] in args.models.split(",")]:
         slots = args.slots if len(names) > 1 else "shared"
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
         report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
         report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
+        report |= {"max_train": args.max_train, "train_rows": {n: len(tasks[n]["parts"]["train"]) for n in names}}
         report["train_s"] = round(train_s, 1)
         report |= {"best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps")}
         for name in names:
@@ -167,7 +211,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
             if slots == "separate":
                 j = 2 * names.index(name)
                 predicted = predicted[:, j : j + 2]
-            results.extend(score("rlm", training, name, predicted, measured, **report))
+            results.extend(score("rlm", training, name, tasks[name]["objectives"], predicted, measured, **report))
         print(f"  rlm {training} {'+'.join(names)} seed {seed}: {train_s:.0f}s, best step {report['best_step']}")
         write_report(args, results)
     if args.no_gbdt or seed != args.seeds[0]:
@@ -180,7 +224,10 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         gbdt = make_baseline("gbdt").fit(texts, targets)
         train_s = time.perf_counter() - start
         test_texts, measured, _ = rows_of(tasks, [name], "test")
-        results.extend(score("gbdt", "per-task", name, gbdt.predict(test_texts), measured, train_s=round(train_s, 1)))
+        predicted = gbdt.predict(test_texts)
+        objectives = tasks[name]["objectives"]
+        extra = {"train_s": round(train_s, 1), "max_train": args.max_train}
+        results.extend(score("gbdt", "per-task", name, objectives, predicted, measured, **extra))
         write_report(args, results)
 
 
@@ -213,14 +260,19 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
         write_atomic(args.json, json.dumps({"results": results, "options": options}, indent=2) + "\n")
 
 
+def column_of(row: dict) -> str:
+    return f"{row['task']}/{SHORT.get(row['objective'], 'mem')}"
+
+
 def print_tables(results: list[dict]) -> None:
     """Mean over seeds (with half the spread, (max - min) / 2, where there are several) per method, training
     RLM width and BPE vocabulary."""
-    columns = [f"{t}/{SHORT[o]}" for t, objectives in OBJECTIVES.items() for o in objectives]
+    columns = list(dict.fromkeys(column_of(r) for r in results))  # in the order the runs wrote them
 
     def key(r: dict) -> tuple:
         training = r["training"] + (" (separate slots)" if r.get("slots") == "separate" else "")
         training += " (length buckets)" if r.get("bucket") else ""
+        training += f" (train {r['max_train']})" if r.get("max_train") else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
 
     table = []
@@ -231,7 +283,7 @@ def print_tables(results: list[dict]) -> None:
         row = {"method": method, "training": training, "width": dim, "vocab": vocab}
         row["seeds"] = len({r.get("seed", 0) for r in mine})
         for column in columns:
-            values = [r["spearman"] for r in mine if f"{r['task']}/{SHORT[r['objective']]}" == column]
+            values = [r["spearman"] for r in mine if column_of(r) == column]
             spread = f" ± {(max(values) - min(values)) / 2:.3f}" if len(values) > 1 else ""
             row[column] = f"{np.mean(values):.3f}{spread}" if values else "-"
         row["train s"] = f"{np.mean([r['train_s'] for r in mine]):.0f}"
@@ -243,9 +295,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--programs", type=Path, default=Path("out/programs/mbxp.jsonl"), help="MBXP dataset")
     parser.add_argument("--nets", type=Path, default=Path("out/nb201_1cell/nb201.jsonl"), help="NB201 ONNX dataset")
+    parser.add_argument(
+        "--leetcode", type=Path, default=Path("out/leetcode/leetcode.jsonl"), help="LeetCode dataset (leetcode-* tasks)"
+    )
+    parser.add_argument(
+        "--tasks",
+        default="python,nb201",
+        help="comma-separated: python (MBXP), nb201 (ONNX text), leetcode-<language> (e.g. leetcode-cpp)",
+    )
     parser.add_argument("--nb201-val", type=int, default=150, help="NB201 validation networks")
     parser.add_argument("--nb201-test", type=int, default=500, help="NB201 test networks")
-    parser.add_argument("--steps", type=int, default=1500, help="steps of each per-task RLM (multi-task: twice)")
+    parser.add_argument(
+        "--max-train",
+        default="",
+        help="TASK=N[,TASK=N]: keep the first N of a task's training rows (validation and test unchanged): "
+        "a task with few labels, alone or beside the others",
+    )
+    parser.add_argument("--steps", type=int, default=1500, help="steps of each per-task RLM (multi-task: x tasks)")
     parser.add_argument("--seeds", default="0", help="comma-separated RLM seeds")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
@@ -293,11 +359,8 @@ def main() -> None:
             results += [known | r if r["method"] == "rlm" else r for r in report["results"]]
         print_tables(results)
         return
-    for path, how in ((args.programs, "coderlm collect programs"), (args.nets, "coderlm collect nas")):
-        if not path.is_file():
-            raise SystemExit(f"{path}: not found (run {how} first; see the docstring)")
     args.seeds = [int(s) for s in args.seeds.split(",")]
-    tasks = {"python": python_task(args.programs), "nb201": nb201_task(args.nets, args.nb201_val, args.nb201_test)}
+    tasks = load_tasks(args)
     for name, task in tasks.items():
         print(f"{name}: " + ", ".join(f"{part} {len(idx)}" for part, idx in task["parts"].items()))
     if args.tokens:
