@@ -281,11 +281,14 @@ def print_tables(results: list[dict]) -> None:
     ):
         mine = [r for r in results if key(r) == (method, training, dim, vocab)]
         row = {"method": method, "training": training, "width": dim, "vocab": vocab}
-        row["seeds"] = len({r.get("seed", 0) for r in mine})
+        row["seeds"] = "-"  # seeds per column: tasks run in separate processes may have different counts
+        counts = set()
         for column in columns:
             values = [r["spearman"] for r in mine if column_of(r) == column]
             spread = f" ± {(max(values) - min(values)) / 2:.3f}" if len(values) > 1 else ""
             row[column] = f"{np.mean(values):.3f}{spread}" if values else "-"
+            counts |= {len(values)} if values else set()
+        row["seeds"] = "-".join(str(n) for n in sorted({min(counts), max(counts)}))
         row["train s"] = f"{np.mean([r['train_s'] for r in mine]):.0f}"
         table.append(row)
     print(markdown_table(table))
@@ -356,7 +359,8 @@ def main() -> None:
             options = report.get("options", {})
             # runs before --multi-vocab-size: every RLM learned --vocab-size
             known = {"dim": int(options["dim"]), "vocab": int(options["vocab_size"])} if options else {}
-            results += [known | r if r["method"] == "rlm" else r for r in report["results"]]
+            scores = [r for r in report["results"] if "spearman" in r]  # not --tokens rows
+            results += [known | r if r["method"] == "rlm" else r for r in scores]
         print_tables(results)
         return
     args.seeds = [int(s) for s in args.seeds.split(",")]
