@@ -57,7 +57,6 @@ from coderlm.evaluation import markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from program_data import load as load_programs
-from program_data import memory_of
 from program_data import split as split_programs
 
 NB201_OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3"]
@@ -73,9 +72,9 @@ def program_task(path: Path, name: str, language: str) -> dict:
         raise SystemExit(f"{path}: no {language} programs with labels (collect them first; see the docstring)")
     prefix = f"language: {language}\n"  # bench/programs.py's input start; here every input names its task
     texts = [f"task: {name}\n" + t.removeprefix(prefix) for t in data["texts"]]
-    memory = memory_of(next(e for e in read_dataset(path) if e.task == language), "auto")
     parts = split_programs(data, "problem")
-    return {"texts": texts, "targets": data["targets"], "parts": parts, "objectives": [memory, "runtime_s"]}
+    objectives = [data["memory_labels"][0], "runtime_s"]  # one language: one memory label
+    return {"texts": texts, "targets": data["targets"], "parts": parts, "objectives": objectives}
 
 
 def nb201_task(path: Path, val: int, test: int) -> dict:
@@ -91,12 +90,13 @@ def load_tasks(args: argparse.Namespace) -> dict:
     """The tasks ``--tasks`` names, in its order: ``python`` (MBXP), ``nb201``, ``leetcode-<language>``."""
     tasks = {}
     for name in args.tasks.split(","):
+        language = name.removeprefix("leetcode-")  # a program task's language
         if name == "python":
             path, how = args.programs, "coderlm collect programs --corpus mbxp --languages python"
         elif name == "nb201":
             path, how = args.nets, "coderlm collect nas"
         elif name.startswith("leetcode-"):
-            path, how = args.leetcode, f"coderlm collect programs --corpus leetcode --languages {name[9:]}"
+            path, how = args.leetcode, f"coderlm collect programs --corpus leetcode --languages {language}"
         else:
             raise SystemExit(f"--tasks: unknown task {name!r} (python, nb201, leetcode-<language>)")
         if not path.is_file():
@@ -104,7 +104,7 @@ def load_tasks(args: argparse.Namespace) -> dict:
         if name == "nb201":
             tasks[name] = nb201_task(path, args.nb201_val, args.nb201_test)
         else:
-            tasks[name] = program_task(path, name, name.removeprefix("leetcode-"))
+            tasks[name] = program_task(path, name, language)
     for item in filter(None, args.max_train.split(",")):
         name, _, count = item.partition("=")
         if name not in tasks or not count.isdigit():
@@ -233,7 +233,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
 
 def token_rows(args: argparse.Namespace, tasks: dict) -> list[dict]:
     """Input tokens of each task's test texts under the BPEs the RLMs learn: each task's own, and the multi-task
-    model's (both tasks' training texts) at one task's ``--vocab-size`` and at its own (``vocab_of``)."""
+    model's (every task's training texts) at one task's ``--vocab-size`` and at its own (``vocab_of``)."""
     from coderlm.text.bpe import BPETokenizer
 
     names = list(tasks)
@@ -280,15 +280,14 @@ def print_tables(results: list[dict]) -> None:
         {key(r) for r in results}, key=lambda k: (k[0] != "rlm", k[1], str(k[2:]))
     ):
         mine = [r for r in results if key(r) == (method, training, dim, vocab)]
-        row = {"method": method, "training": training, "width": dim, "vocab": vocab}
-        row["seeds"] = "-"  # seeds per column: tasks run in separate processes may have different counts
-        counts = set()
+        cells, counts = {}, set()  # seeds per column: tasks run in separate processes may have different counts
         for column in columns:
             values = [r["spearman"] for r in mine if column_of(r) == column]
             spread = f" ± {(max(values) - min(values)) / 2:.3f}" if len(values) > 1 else ""
-            row[column] = f"{np.mean(values):.3f}{spread}" if values else "-"
+            cells[column] = f"{np.mean(values):.3f}{spread}" if values else "-"
             counts |= {len(values)} if values else set()
-        row["seeds"] = "-".join(str(n) for n in sorted({min(counts), max(counts)}))
+        seeds = "-".join(str(n) for n in sorted({min(counts), max(counts)}))
+        row = {"method": method, "training": training, "width": dim, "vocab": vocab, "seeds": seeds} | cells
         row["train s"] = f"{np.mean([r['train_s'] for r in mine]):.0f}"
         table.append(row)
     print(markdown_table(table))

@@ -19,7 +19,8 @@ def memory_of(example, choice: str) -> str:
 
 
 def load(path: Path, languages: list[str] | None, memory_label: str = "auto") -> dict:
-    """Texts, targets as [memory, runtime] (memory: each row's ``memory_of``) and the second run's figures."""
+    """Texts, targets as [memory, runtime] (memory: each row's ``memory_of``, named in ``memory_labels``) and
+    the second run's figures."""
     dataset = read_dataset(path)
     rows = [e for e in dataset if languages is None or e.task in languages]
     rows = [e for e in rows if memory_of(e, memory_label) in e.targets]
@@ -36,6 +37,7 @@ def load(path: Path, languages: list[str] | None, memory_label: str = "auto") ->
         "reruns": reruns,
         "tasks": [e.task for e in rows],
         "groups": [e.group for e in rows],
+        "memory_labels": [pair[0] for pair in names],
     }
 
 
@@ -43,11 +45,12 @@ def with_extra(data: dict, extras: dict[str, dict]) -> dict:
     """``data`` with each extra collection's rows appended after its own (so indices into ``data`` still hold),
     their groups prefixed by the collection's name (``leetcode:python/1``: no problem id of one corpus meets
     another's in a split). The appended rows are ``extra_rows`` (indices): training rows only."""
-    joined = {k: list(data[k]) for k in ("texts", "tasks", "groups")}
+    joined = {k: list(data[k]) for k in ("texts", "tasks", "groups", "memory_labels")}
     arrays = {k: [data[k]] for k in ("targets", "reruns")}
     for name, more in extras.items():
         joined["texts"] += more["texts"]
         joined["tasks"] += more["tasks"]
+        joined["memory_labels"] += more["memory_labels"]
         joined["groups"] += [f"{name}:{g}" for g in more["groups"]]
         for k in arrays:
             arrays[k].append(more[k])
