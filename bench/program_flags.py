@@ -86,6 +86,13 @@ def parse_args(doc: str) -> argparse.Namespace:
         "pooled encoder while training (dropped after)",
     )
     parser.add_argument(
+        "--target-noise",
+        type=float,
+        default=0.0,
+        help="the RLM's training option target_noise: each step spells the training targets jittered by this x "
+        "their standard deviation (0: exact)",
+    )
+    parser.add_argument(
         "--augment",
         type=int,
         default=0,

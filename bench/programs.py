@@ -89,6 +89,8 @@ def label(row: dict) -> str:
         method += f" aux_regression={row['aux_regression']:g}"
     if row.get("weight_decay", 0.0):
         method += f" weight_decay={row['weight_decay']:g}"
+    if row.get("target_noise", 0.0):
+        method += f" target_noise={row['target_noise']:g}"
     if row.get("extra_train"):
         method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":
@@ -179,6 +181,7 @@ def main() -> None:
         "average_best": args.average_best,
         "digit_decay": args.digit_decay,
         "aux_regression": args.aux_regression,
+        "target_noise": args.target_noise,
         "weight_decay": args.weight_decay,
         "augment": args.augment,
         "max_seconds": args.max_seconds,
@@ -203,7 +206,8 @@ def main() -> None:
                 rlm_model = rlm_model | attention
                 family |= attention
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
-            settings |= {k: rlm_training[k] for k in ("digit_decay", "aux_regression", "weight_decay", "augment")}
+            options = ("digit_decay", "aux_regression", "target_noise", "weight_decay", "augment")
+            settings |= {k: rlm_training[k] for k in options}
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()

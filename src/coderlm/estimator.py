@@ -41,6 +41,7 @@ from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
+    TargetJitter,
     TensorMaker,
     augmented,
     check_rows,
@@ -206,7 +207,10 @@ class RegressionLM:
         groups = [codec.format.token_ids(group) for group in codec.format.ordinal_groups()]  # format tokens first
         k, aux = rows.num_objectives, config.aux_regression
         objective = NumberLoss(self.network_, groups, config.ordinal_loss, aux, k)
-        data = make_tensors(tokens, target_tokens, regression_targets(rows.values, trained) if aux else None)
+        jitter = (
+            TargetJitter(codec, rows.values, config.target_noise, missing, trained) if config.target_noise else None
+        )
+        data = make_tensors(tokens, target_tokens, regression_targets(rows.values, trained) if aux else None, jitter)
         trainer = Trainer(objective, config, sampler, data.batch, val_loss=val_loss, run_dir=run_dir, device=device)
         result = trainer.run(resume=resume)
         self.network_.eval()

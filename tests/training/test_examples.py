@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import torch
 
 from coderlm.numbers import P10, NumberCodec
-from coderlm.training.examples import encode_targets, regression_targets
+from coderlm.options import OptionError
+from coderlm.training.config import TrainConfig
+from coderlm.training.examples import TargetJitter, encode_targets, regression_targets
 
 
 def test_digit_decay_weighs_each_objectives_digits_and_keeps_missing_at_zero():
@@ -32,3 +36,47 @@ def test_regression_targets_are_standardized_in_log_space_where_values_span_deca
     np.testing.assert_allclose(np.diff(kept[:, 1]), np.diff(kept[:, 1])[0])  # one decade or less: linear
     context = regression_targets(values, trained=[True, False])
     assert np.isnan(context[:, 1]).all()  # a context objective is given, not learned
+
+
+def test_target_jitter_spells_gaussian_draws_around_each_value_with_the_objectives_spread():
+    codec = NumberCodec(P10(digits=4), 2)
+    rng = np.random.default_rng(0)
+    values = np.column_stack([rng.uniform(5, 20, 50), 10.0 ** rng.uniform(0, 4, 50)])  # linear; four decades
+    jitter = TargetJitter(codec, values, 0.2, "error")
+    torch.manual_seed(0)
+    draws = np.stack([codec.decode(jitter(np.array([3, 7]))) for _ in range(2000)])  # (draws, 2 rows, 2)
+    np.testing.assert_allclose(draws[:, :, 0].mean(0), values[[3, 7], 0], atol=0.05)  # centred on the value
+    np.testing.assert_allclose(draws[:, :, 0].std(0), 0.2 * values[:, 0].std(), rtol=0.1)
+    logs = np.log10(draws[:, :, 1] / values[[3, 7], 1])  # four decades: the noise is relative (log space)
+    np.testing.assert_allclose(np.median(logs, 0), 0.0, atol=0.02)
+    np.testing.assert_allclose(logs.std(0), logs.std(0)[0], rtol=0.15)  # the same relative spread at any size
+    assert not np.array_equal(draws[0], draws[1])  # spelled afresh at every call
+
+
+def test_target_jitter_keeps_special_missing_and_context_targets_exact_and_signs_in_range():
+    codec = NumberCodec(P10(digits=3), 2, specials=("+inf",))
+    values = np.array([[0.0, 1.0], [0.5, 2.0], [1.0, np.inf], [2.0, 4.0]])
+    torch.manual_seed(0)
+    context = TargetJitter(codec, values, 3.0, "error", trained=[True, False])
+    exact = codec.encode(values).ids
+    for _ in range(50):
+        ids = context(np.arange(4))
+        context_part = slice(codec.length, None)  # the context objective (and its inf): as given
+        np.testing.assert_array_equal(ids[:, context_part], exact[:, context_part])
+        assert (codec.decode(ids)[:, 0] >= 0).all()  # no negative training value: none drawn
+    masked = TargetJitter(codec, np.array([[1.0, np.nan], [2.0, 3.0], [3.0, 5.0]]), 1.0, "mask")
+    assert masked.sigma[1] == pytest.approx(1.0)  # the missing value does not count in the spread
+
+
+def test_target_jitter_draws_from_torchs_generator_so_a_resumed_run_draws_the_same():
+    codec = NumberCodec(P10(digits=3), 1)
+    jitter = TargetJitter(codec, np.linspace(1, 9, 20)[:, None], 0.3, "error")
+    torch.manual_seed(5)
+    first = jitter(np.arange(20))
+    torch.manual_seed(5)
+    np.testing.assert_array_equal(jitter(np.arange(20)), first)
+
+
+def test_target_noise_must_not_be_negative():
+    with pytest.raises(OptionError, match="target_noise"):
+        TrainConfig(target_noise=-0.1)

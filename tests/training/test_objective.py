@@ -32,7 +32,9 @@ def test_ordinal_distance_is_zero_for_a_sure_right_answer_and_grows_with_the_mis
     assert costs == pytest.approx([0.0, 1.0, 5.0])
 
 
-@pytest.mark.parametrize("options", [{"ordinal_loss": 0.5}, {"digit_decay": 0.3}, {"aux_regression": 1.0}])
+@pytest.mark.parametrize(
+    "options", [{"ordinal_loss": 0.5}, {"digit_decay": 0.3}, {"aux_regression": 1.0}, {"target_noise": 0.1}]
+)
 def test_fit_with_the_loss_options_learns_the_targets(options):
     texts = [f"x = {n}" for n in range(40)]
     values = np.array([float(10 + 5 * n) for n in range(40)])

@@ -6,6 +6,8 @@ instead (``encoder_cache``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
@@ -23,8 +25,11 @@ class TokenTensors:
         weights: np.ndarray,
         device: torch.device,
         aux_values: np.ndarray | None = None,
+        jitter: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
-        """``aux_values`` (n, k), NaN where absent: the auxiliary regression's targets (``aux_regression``)."""
+        """``aux_values`` (n, k), NaN where absent: the auxiliary regression's targets (``aux_regression``);
+        ``jitter(rows)``: the rows' target ids spelled afresh for each batch (``target_noise``)."""
+        self.jitter = jitter
         self.ids, self.mask = torch.from_numpy(tokens.ids), torch.from_numpy(tokens.mask)
         self.aux_values = None if aux_values is None else torch.from_numpy(aux_values.astype(np.float32))
         self.targets = torch.from_numpy(targets if targets.dtype == np.int64 else targets.astype(np.float32))
@@ -40,7 +45,9 @@ class TokenTensors:
         batch = {
             "ids": self.ids[index, :width].to(self.device),
             "mask": self.mask[index, :width].to(self.device),
-            "targets": self.targets[index].to(self.device),
+            "targets": (self.targets[index] if self.jitter is None else torch.from_numpy(self.jitter(rows))).to(
+                self.device
+            ),
             "weights": self.weights[index].to(self.device),
         }
         if self.aux_values is not None:
@@ -69,8 +76,9 @@ class CachedTensors(TokenTensors):
         weights: np.ndarray,
         device: torch.device,
         aux_values: np.ndarray | None = None,
+        jitter: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
-        super().__init__(tokens, targets, weights, device, aux_values)
+        super().__init__(tokens, targets, weights, device, aux_values, jitter)
         self.states = states
 
     def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:

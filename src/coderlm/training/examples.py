@@ -25,7 +25,7 @@ from coderlm.data.schema import MISSING_POLICIES
 from coderlm.model.hf_encoder import PretrainedEncoder
 from coderlm.model.transformer import EncoderDecoder
 from coderlm.numbers.codec import NumberCodec
-from coderlm.numbers.log_space import log_scale, to_fit_space
+from coderlm.numbers.log_space import from_fit_space, log_scale, to_fit_space
 from coderlm.options import OptionError
 from coderlm.text.augment import variants
 from coderlm.text.bpe import TokenBatch
@@ -163,6 +163,64 @@ def regression_targets(values: np.ndarray, trained: Sequence[bool] | None = None
     return out
 
 
+class TargetJitter:
+    """Training targets spelled afresh at every step with Gaussian noise (training option ``target_noise``).
+
+    Cross-entropy on one spelling treats a near miss like a far one, and on a few hundred rows the decoder
+    learns each row's exact trailing digits. Spelling ``value + noise * std * z`` (z ~ N(0, 1), drawn per
+    row and objective at each step) trains the decoder toward the value's spelling smoothed by a Gaussian,
+    in expectation over steps: each digit's target is the probability that the jittered value has that
+    digit, so near values share probability, as a regression loss assumes, and digits finer than the noise
+    carry no row-specific code. The noise lives in the space the baselines regress in (signed log where an
+    objective spans decades, ``log_scale``), scaled by the objective's standard deviation there over the
+    training rows; an objective with no negative training value stays non-negative. Special (non-finite),
+    missing and context (not learned) targets are spelled exactly. The draws come from torch's generator,
+    which checkpoints keep, so a resumed run draws what an uninterrupted one would.
+    """
+
+    def __init__(
+        self,
+        codec: NumberCodec,
+        values: np.ndarray,
+        noise: float,
+        missing: str,
+        trained: Sequence[bool] | None = None,
+    ) -> None:
+        self.codec = codec
+        values = np.asarray(values, dtype=np.float64)
+        present = ~np.isnan(values) if missing == "mask" else np.ones(values.shape, bool)
+        self.values = np.where(present, values, 0.0)
+        learned = present & np.isfinite(self.values)
+        if trained is not None:
+            learned &= np.asarray(trained, bool)[None, :]
+        self.scales = np.zeros(values.shape[1])
+        self.fitted = np.zeros(values.shape)
+        self.sigma = np.zeros(values.shape[1])  # 0: that objective is spelled exactly
+        self.floor = np.full(values.shape[1], -np.inf)
+        for j in range(values.shape[1]):
+            rows = learned[:, j]
+            if rows.sum() < 2:
+                learned[:, j] = False
+                continue
+            self.scales[j] = log_scale(self.values[rows, j])
+            self.fitted[rows, j] = to_fit_space(self.values[rows, j], self.scales[j])
+            self.sigma[j] = noise * self.fitted[rows, j].std()
+            if (self.values[rows, j] >= 0).all():
+                self.floor[j] = 0.0
+        self.learned = learned
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        """Target token ids (len(rows), k * codec.length) of ``rows``, freshly jittered."""
+        rows = np.asarray(rows, dtype=np.int64)
+        z = torch.randn(len(rows), self.values.shape[1], dtype=torch.float64).numpy()
+        jittered = self.fitted[rows] + self.sigma * z
+        values = np.column_stack(
+            [from_fit_space(jittered[:, j], self.scales[j]) for j in range(self.values.shape[1])]
+        ).reshape(jittered.shape)
+        values = np.where(self.learned[rows], np.maximum(values, self.floor), self.values[rows])
+        return self.codec.encode(values).ids
+
+
 class TensorMaker:
     """``make(tokens, targets)`` -> training tensors on ``device``. With training option ``encoder_cache``
     they hold a frozen pretrained encoder's states, computed once per input (in memory, or on disk in
@@ -195,15 +253,21 @@ class TensorMaker:
         self.cache = EncoderCache(encoder.to(device), config.cache_dtype, folder, device=device)
         report.setdefault("encoder_cache", {"computed": 0, "seconds": 0.0})
 
-    def __call__(self, tokens: TokenBatch, targets: TargetTokens, aux_values: np.ndarray | None = None) -> TokenTensors:
+    def __call__(
+        self,
+        tokens: TokenBatch,
+        targets: TargetTokens,
+        aux_values: np.ndarray | None = None,
+        jitter: TargetJitter | None = None,
+    ) -> TokenTensors:
         if self.cache is None:
-            return TokenTensors(tokens, targets.ids, targets.weights, self.device, aux_values)
+            return TokenTensors(tokens, targets.ids, targets.weights, self.device, aux_values, jitter)
         began = time.perf_counter()
         states = self.cache.states(tokens, self.input_len)
         entry = self.report["encoder_cache"]
         entry["computed"] += self.cache.computed
         entry["seconds"] = round(entry["seconds"] + time.perf_counter() - began, 3)
-        return CachedTensors(tokens, states, targets.ids, targets.weights, self.device, aux_values)
+        return CachedTensors(tokens, states, targets.ids, targets.weights, self.device, aux_values, jitter)
 
 
 def data_report(init, rows: Rows, tokens: TokenBatch, targets: TargetTokens, missing: str) -> dict[str, Any]:
