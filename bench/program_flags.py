@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from coderlm.evaluation.baselines import baseline_names
+from coderlm.training.config import TrainConfig
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 
@@ -88,9 +89,9 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument(
         "--target-noise",
         type=float,
-        default=0.0,
+        default=TrainConfig.target_noise,
         help="the RLM's training option target_noise: each step spells the training targets jittered by this x "
-        "their standard deviation (0: exact)",
+        "their standard deviation (0: exact; default: the library's)",
     )
     parser.add_argument(
         "--augment",

@@ -70,6 +70,7 @@ from coderlm.builtin import model_folder
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.model.build import build_tokenizer
+from coderlm.training.config import TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
@@ -89,8 +90,8 @@ def label(row: dict) -> str:
         method += f" aux_regression={row['aux_regression']:g}"
     if row.get("weight_decay", 0.0):
         method += f" weight_decay={row['weight_decay']:g}"
-    if row.get("target_noise", 0.0):
-        method += f" target_noise={row['target_noise']:g}"
+    if row.get("target_noise", 0.0) != TrainConfig.target_noise:
+        method += f" target_noise={row.get('target_noise', 0.0):g}"
     if row.get("extra_train"):
         method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":

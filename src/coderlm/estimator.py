@@ -52,7 +52,7 @@ from coderlm.training.examples import (
 )
 from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
-from coderlm.training.start_rate import start_learning_rate
+from coderlm.training.start_rate import start_learning_rate, start_target_noise
 from coderlm.training.trainer import Trainer
 from coderlm.training.validation import likelihood_validation, ranking_validation
 
@@ -177,6 +177,7 @@ class RegressionLM:
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         start_rate = start_learning_rate(self.training, base is not None, options)
+        start_rate |= start_target_noise(self.training, base is not None, options)
         config = TrainConfig.from_dict(dict(self.training or {}) | start_rate)
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
@@ -217,6 +218,7 @@ class RegressionLM:
         self.loss_history_ = result.losses
         self.fit_report_ |= result.report(config.val_metric if val_loss is not None else None)
         self.fit_report_["learning_rate"] = config.learning_rate  # the peak rate, set or defaulted by the start
+        self.fit_report_["target_noise"] = config.target_noise
         if run_dir is not None:
             self._write_files(run_dir)
         return self

@@ -10,6 +10,7 @@ from coderlm.numbers import P10, NumberCodec
 from coderlm.options import OptionError
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TargetJitter, encode_targets, regression_targets
+from coderlm.training.start_rate import start_target_noise
 
 
 def test_digit_decay_weighs_each_objectives_digits_and_keeps_missing_at_zero():
@@ -80,3 +81,11 @@ def test_target_jitter_draws_from_torchs_generator_so_a_resumed_run_draws_the_sa
 def test_target_noise_must_not_be_negative():
     with pytest.raises(OptionError, match="target_noise"):
         TrainConfig(target_noise=-0.1)
+
+
+def test_target_noise_defaults_on_from_scratch_and_off_from_trained_weights():
+    assert start_target_noise(None, False, {}) == {}  # from scratch: TrainConfig's default
+    assert TrainConfig().target_noise == 0.1
+    assert start_target_noise({}, True, {}) == {"target_noise": 0.0}  # fine-tuning a trained model
+    assert start_target_noise(None, False, {"encoder": "minilm", "train_encoder": False}) == {"target_noise": 0.0}
+    assert start_target_noise({"target_noise": 0.2}, True, {}) == {}  # set: kept

@@ -43,7 +43,8 @@ def test_fit_with_the_loss_options_learns_the_targets(options):
         max_input_len=16,
         model={"encoder_dim": 32, "decoder_dim": 32, "encoder_layers": 1, "decoder_layers": 1}
         | {"encoder_heads": 2, "decoder_heads": 2},
-        training={"steps": 150, "batch_size": 16, "progress": False, "learning_rate": 3e-3} | options,
+        training={"steps": 150, "batch_size": 16, "progress": False, "learning_rate": 3e-3, "target_noise": 0.0}
+        | options,
         num_samples=8,
     )
     rlm.fit(texts, values)
