@@ -90,8 +90,8 @@ def label(row: dict) -> str:
         method += f" aux_regression={row['aux_regression']:g}"
     if row.get("weight_decay", 0.0):
         method += f" weight_decay={row['weight_decay']:g}"
-    if row.get("target_noise", 0.0) != TrainConfig.target_noise:
-        method += f" target_noise={row.get('target_noise', 0.0):g}"
+    if row.get("target_noise", TrainConfig.target_noise) != TrainConfig.target_noise:  # rows before it: unlabelled
+        method += f" target_noise={row['target_noise']:g}"
     if row.get("extra_train"):
         method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":

@@ -46,7 +46,7 @@ from coderlm.estimator import RegressionLM
 # measured latency (or of a network's exact FLOPs) instead of what sets the magnitude; the training
 # targets jittered by a tenth of their spread (``target_noise``, default 0.1) ranked 0.976 / 0.916 (FLOPs /
 # latency, 3 seeds) against 0.966 / 0.908 for the digit weighting used here before (``digit_decay=0.3``)
-# and 0.961 / 0.897 for both (bench/rlm_vs_head.py, docs/results.md "Targets spelled with noise").
+# and 0.950 / 0.895 for both (bench/rlm_vs_head.py, docs/results.md "Training targets spelled with noise").
 
 OBJECTIVES = ["latency_cpu", "flops"]
 SCRATCH_STEPS = 600  # --steps when not given
