@@ -95,3 +95,22 @@ def test_fit_with_the_auxiliary_head_keeps_the_models_files_unchanged(tmp_path):
     resumed = RegressionLM(**options, training={"steps": 6, "progress": False, "aux_regression": 1.0})
     resumed.fit(texts, [float(n) for n in range(24)], run_dir=tmp_path / "run", resume=True)  # head restored
     assert resumed.fit_report_["steps"] == 6
+
+
+def test_a_resumed_fit_draws_the_same_target_noise_as_an_uninterrupted_one(tmp_path):
+    texts = [f"x = {n}" for n in range(24)]
+    targets = [float(3 * n + 1) for n in range(24)]
+    options = {
+        "vocab_size": 300,
+        "max_input_len": 16,
+        "model": {"encoder_dim": 32, "decoder_dim": 32, "encoder_layers": 1, "decoder_layers": 1},
+    }
+    training = {"steps": 8, "batch_size": 8, "checkpoint_every": 4, "progress": False, "target_noise": 0.5}
+    full = RegressionLM(**options, training=training).fit(texts, targets, run_dir=tmp_path / "full")
+    cut = RegressionLM(**options, training=training).fit(texts, targets, run_dir=tmp_path / "cut")
+    (tmp_path / "cut" / "checkpoints" / "latest").write_text("step-0000004\n")  # as if stopped after step 4
+    resumed = RegressionLM(**options, training=training).fit(texts, targets, run_dir=tmp_path / "cut", resume=True)
+    assert resumed.loss_history_ == full.loss_history_[4:] == cut.loss_history_[4:]  # the same draws
+    exact = RegressionLM(**options, training=training | {"target_noise": 0.0}).fit(texts, targets)
+    assert exact.loss_history_[4:] != full.loss_history_[4:]  # the noise changed what was learned
+    assert full.fit_report_["target_noise"] == 0.5 and exact.fit_report_["target_noise"] == 0.0
