@@ -42,12 +42,11 @@ class TokenTensors:
     def batch(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
         index = torch.from_numpy(np.asarray(rows, dtype=np.int64))
         width = max(int(self.mask[index].sum(1).max()), 1)
+        targets = self.targets[index] if self.jitter is None else torch.from_numpy(self.jitter(rows))
         batch = {
             "ids": self.ids[index, :width].to(self.device),
             "mask": self.mask[index, :width].to(self.device),
-            "targets": (self.targets[index] if self.jitter is None else torch.from_numpy(self.jitter(rows))).to(
-                self.device
-            ),
+            "targets": targets.to(self.device),
             "weights": self.weights[index].to(self.device),
         }
         if self.aux_values is not None:
