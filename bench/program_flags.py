@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from coderlm.evaluation.baselines import baseline_names
-from coderlm.training.config import TrainConfig
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 
@@ -89,9 +88,8 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument(
         "--target-noise",
         type=float,
-        default=TrainConfig.target_noise,
         help="the RLM's training option target_noise: each step spells the training targets jittered by this x "
-        "their standard deviation (0: exact; default: the library's)",
+        "their standard deviation (0: exact; default: the library's, by the training rows)",
     )
     parser.add_argument(
         "--augment",

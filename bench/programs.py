@@ -70,7 +70,6 @@ from coderlm.builtin import model_folder
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.model.build import build_tokenizer
-from coderlm.training.config import TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
@@ -90,7 +89,7 @@ def label(row: dict) -> str:
         method += f" aux_regression={row['aux_regression']:g}"
     if row.get("weight_decay", 0.0):
         method += f" weight_decay={row['weight_decay']:g}"
-    if row.get("target_noise", TrainConfig.target_noise) != TrainConfig.target_noise:  # rows before it: unlabelled
+    if row.get("target_noise") is not None:  # set by --target-noise (else the library's default)
         method += f" target_noise={row['target_noise']:g}"
     if row.get("extra_train"):
         method += f" (+{row['extra_train']} in training)"
@@ -182,12 +181,13 @@ def main() -> None:
         "average_best": args.average_best,
         "digit_decay": args.digit_decay,
         "aux_regression": args.aux_regression,
-        "target_noise": args.target_noise,
         "weight_decay": args.weight_decay,
         "augment": args.augment,
         "max_seconds": args.max_seconds,
         "precision": args.precision,
     }
+    if args.target_noise is not None:
+        rlm_training["target_noise"] = args.target_noise
     for how in args.splits.split(","):
         parts = split(own, how)
         if args.max_train:
@@ -207,8 +207,8 @@ def main() -> None:
                 rlm_model = rlm_model | attention
                 family |= attention
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
-            options = ("digit_decay", "aux_regression", "target_noise", "weight_decay", "augment")
-            settings |= {k: rlm_training[k] for k in options}
+            options = ("digit_decay", "aux_regression", "weight_decay", "augment")
+            settings |= {k: rlm_training[k] for k in options} | {"target_noise": args.target_noise}
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()

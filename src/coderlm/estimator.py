@@ -177,7 +177,7 @@ class RegressionLM:
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         start_rate = start_learning_rate(self.training, base is not None, options)
-        start_rate |= start_target_noise(self.training, base is not None, options)
+        start_rate |= start_target_noise(self.training, base is not None, options, len(rows.texts))
         config = TrainConfig.from_dict(dict(self.training or {}) | start_rate)
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)

@@ -83,9 +83,11 @@ def test_target_noise_must_not_be_negative():
         TrainConfig(target_noise=-0.1)
 
 
-def test_target_noise_defaults_on_from_scratch_and_off_from_trained_weights():
-    assert start_target_noise(None, False, {}) == {}  # from scratch: TrainConfig's default
+def test_target_noise_defaults_on_from_scratch_below_2000_rows_and_off_from_trained_weights():
+    assert start_target_noise(None, False, {}, 1999) == {}  # from scratch, few rows: TrainConfig's default
     assert TrainConfig().target_noise == 0.1
-    assert start_target_noise({}, True, {}) == {"target_noise": 0.0}  # fine-tuning a trained model
-    assert start_target_noise(None, False, {"encoder": "minilm", "train_encoder": False}) == {"target_noise": 0.0}
-    assert start_target_noise({"target_noise": 0.2}, True, {}) == {}  # set: kept
+    assert start_target_noise(None, False, {}, 2000) == {"target_noise": 0.0}  # many rows: exact
+    assert start_target_noise({}, True, {}, 20) == {"target_noise": 0.0}  # fine-tuning a trained model
+    frozen = {"encoder": "minilm", "train_encoder": False}
+    assert start_target_noise(None, False, frozen, 20) == {"target_noise": 0.0}
+    assert start_target_noise({"target_noise": 0.2}, True, {}, 5000) == {}  # set: kept
