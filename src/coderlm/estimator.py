@@ -176,9 +176,12 @@ class RegressionLM:
         sources, transfer = (None, {})
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
-        start_rate = start_learning_rate(self.training, base is not None, options)
-        start_rate |= start_target_noise(self.training, base is not None, options, len(rows.texts))
-        config = TrainConfig.from_dict(dict(self.training or {}) | start_rate)
+        start = dict(self.training or {}) | start_learning_rate(self.training, base is not None, options)
+        config = TrainConfig.from_dict(start)
+        passes = config.steps * config.batch_size / len(rows.texts)
+        config = TrainConfig.from_dict(
+            start | start_target_noise(start, base is not None, options, len(rows.texts), passes)
+        )
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)

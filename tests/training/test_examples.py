@@ -83,11 +83,12 @@ def test_target_noise_must_not_be_negative():
         TrainConfig(target_noise=-0.1)
 
 
-def test_target_noise_defaults_on_from_scratch_below_2000_rows_and_off_from_trained_weights():
-    assert start_target_noise(None, False, {}, 1999) == {}  # from scratch, few rows: TrainConfig's default
+def test_target_noise_defaults_on_from_scratch_for_few_rows_and_many_passes_only():
     assert TrainConfig().target_noise == 0.1
-    assert start_target_noise(None, False, {}, 2000) == {"target_noise": 0.0}  # many rows: exact
-    assert start_target_noise({}, True, {}, 20) == {"target_noise": 0.0}  # fine-tuning a trained model
-    frozen = {"encoder": "minilm", "train_encoder": False}
-    assert start_target_noise(None, False, frozen, 20) == {"target_noise": 0.0}
-    assert start_target_noise({"target_noise": 0.2}, True, {}, 5000) == {}  # set: kept
+    assert start_target_noise(None, False, {}, 1999, 30) == {}  # from scratch, few rows, many passes: the default
+    exact = {"target_noise": 0.0}
+    assert start_target_noise(None, False, {}, 2000, 100) == exact  # many rows
+    assert start_target_noise(None, False, {}, 500, 29.9) == exact  # few passes
+    assert start_target_noise({}, True, {}, 20, 100) == exact  # fine-tuning a trained model
+    assert start_target_noise(None, False, {"encoder": "minilm", "train_encoder": False}, 20, 100) == exact
+    assert start_target_noise({"target_noise": 0.2}, True, {}, 5000, 1) == {}  # set: kept

@@ -44,7 +44,7 @@ from coderlm.estimator import RegressionLM
 
 # The recipe is the library's defaults: on 140 networks the RLM once memorized the trailing digits of a
 # measured latency (or of a network's exact FLOPs) instead of what sets the magnitude; the training targets
-# jittered by a tenth of their spread (``target_noise``, 0.1 by default below 2,000 rows) ranked 0.976 /
+# jittered by a tenth of their spread (``target_noise``, 0.1 by default here) ranked 0.976 /
 # 0.916 (FLOPs / latency, 3 seeds) against 0.966 / 0.908 for the digit weighting used here before
 # (``digit_decay=0.3``) and 0.950 / 0.895 for both (bench/rlm_vs_head.py, docs/results.md "Training
 # targets spelled with noise").
