@@ -175,7 +175,8 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
             "average_best": 2,
             "seed": seed,
             "bucket_by_length": args.bucket_by_length,
-        },
+        }
+        | ({} if args.target_noise is None else {"target_noise": args.target_noise}),
         num_samples=args.samples,
         batch_size=64,
     )
@@ -201,6 +202,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         slots = args.slots if len(names) > 1 else "shared"
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
         report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
+        report["target_noise"] = rlm.fit_report_.get("target_noise")
         report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
         report |= {"max_train": args.max_train, "train_rows": {n: len(tasks[n]["parts"]["train"]) for n in names}}
         report["train_s"] = round(train_s, 1)
@@ -273,6 +275,7 @@ def print_tables(results: list[dict]) -> None:
         training = r["training"] + (" (separate slots)" if r.get("slots") == "separate" else "")
         training += " (length buckets)" if r.get("bucket") else ""
         training += f" (train {r['max_train']})" if r.get("max_train") else ""
+        training += f" (target noise {r['target_noise']:g})" if r.get("target_noise") else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
 
     table = []
@@ -318,6 +321,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument(
+        "--target-noise", type=float, help="the RLM's training option target_noise (default: the library's rule)"
+    )
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--vocab-size", type=int, default=1024, help="BPE vocabulary of a per-task RLM")
     parser.add_argument(
