@@ -14,6 +14,7 @@ the tokenizer and network built (``model.build``), validation chosen (``training
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -179,9 +180,8 @@ class RegressionLM:
         start = dict(self.training or {}) | start_learning_rate(self.training, base is not None, options)
         config = TrainConfig.from_dict(start)
         passes = config.steps * config.batch_size / len(rows.texts)
-        config = TrainConfig.from_dict(
-            start | start_target_noise(start, base is not None, options, len(rows.texts), passes)
-        )
+        noise = start_target_noise(start, base is not None, options, len(rows.texts), passes)
+        config = dataclasses.replace(config, **noise)
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)

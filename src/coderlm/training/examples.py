@@ -214,9 +214,9 @@ class TargetJitter:
         rows = np.asarray(rows, dtype=np.int64)
         z = torch.randn(len(rows), self.values.shape[1], dtype=torch.float64).numpy()
         jittered = self.fitted[rows] + self.sigma * z
-        values = np.column_stack(
-            [from_fit_space(jittered[:, j], self.scales[j]) for j in range(self.values.shape[1])]
-        ).reshape(jittered.shape)
+        values = np.empty_like(jittered)
+        for j, scale in enumerate(self.scales):
+            values[:, j] = from_fit_space(jittered[:, j], scale)
         values = np.where(self.learned[rows], np.maximum(values, self.floor), self.values[rows])
         return self.codec.encode(values).ids
 
