@@ -10,12 +10,14 @@ is a list of options changed from the defaults, e.g.
         --variants "default;digit_decay=0.3;digits=2" --json out/rlm_vs_head.json
 
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
-(``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format) and
+(``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format),
 ``target_scale`` (``quantile``: targets spelled by their training rank; ``linear``: in proportion to their
-training range).
+training range) and ``validation`` (``none``: the RLM trains on the validation rows too and keeps its final
+weights, as the regression head does and as ``coderlm train`` does without ``--val``).
 With ``--data`` a collected ONNX-text dataset (``coderlm collect nas``) the texts are ONNX graphs,
 read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,024, 640 tokens,
-batches of 16 by length, ranking validation), test rows ``--test``:
+batches of 16 by length, ranking validation) but at the library's rate (the quickstart's 3e-4 is the
+variant ``learning_rate=0.0003``), test rows ``--test``:
 
     coderlm collect nas --count 600 --cells-per-stage 1 --labels flops,latency_cpu --out out/qs600
     python bench/rlm_vs_head.py --data out/qs600/nb201.jsonl --train 160 --steps 600 --seeds 0,1,2
@@ -58,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import encoder_family, family_options, starting_point
 from nasbench201 import DATA, OBJECTIVES, SHORT, load
 
+BENCH_KEYS = {"digits", "target_scale", "validation"}  # variant keys this bench reads itself
 MODEL = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}  # RLM and head alike
 
 
@@ -74,7 +77,9 @@ def parse_variant(spec: str) -> dict:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
-    known = {"digits", "target_scale"} | set(TrainConfig.__dataclass_fields__) | set(ModelConfig.__dataclass_fields__)
+    if options.get("validation", "split") not in ("split", "none"):
+        raise SystemExit(f"--variants: validation={options['validation']!r} is not split or none")
+    known = BENCH_KEYS | set(TrainConfig.__dataclass_fields__) | set(ModelConfig.__dataclass_fields__)
     unknown = sorted(set(options) - known)
     if unknown:
         raise SystemExit(f"--variants: unknown option(s) {unknown} in {spec!r}")
@@ -142,7 +147,7 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
     tr, va, te = split
     kind, folder = family
     training_keys = set(TrainConfig.__dataclass_fields__)
-    model = MODEL | {k: v for k, v in options.items() if k not in training_keys | {"digits", "target_scale"}}
+    model = MODEL | {k: v for k, v in options.items() if k not in training_keys | BENCH_KEYS}
     model, extra = family_options(kind, folder, model, MODEL["decoder_dim"], args.init_learning_rate)
     training = task.training | {"steps": args.steps, "progress": False, "seed": seed} | extra
     training |= {k: v for k, v in options.items() if k in training_keys}
@@ -152,8 +157,11 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
         number_format, target_scale=scale, **text_options(task, kind), model=model, training=training, batch_size=64
     )
     y, pick = task.targets, task.pick
+    validation = {"val_texts": pick(va), "val_targets": y[va]}
+    if options.get("validation") == "none":  # every row trains; no selection, the final weights
+        tr, validation = np.concatenate([tr, va]), {}
     with starting_point(kind, folder, seed) as init:
-        rlm.fit(pick(tr), y[tr], objectives=task.objectives, val_texts=pick(va), val_targets=y[va], init=init)
+        rlm.fit(pick(tr), y[tr], objectives=task.objectives, init=init, **validation)
     samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
     best = {"best_step": rlm.fit_report_.get("best_step")}
     return {point: task.spearman(point_estimate(samples, point), te) | best for point in ("median", "trimmed")}
