@@ -53,7 +53,7 @@ from coderlm.training.examples import (
 )
 from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
-from coderlm.training.start_rate import start_learning_rate, start_target_noise
+from coderlm.training.start_rate import start_options
 from coderlm.training.trainer import Trainer
 from coderlm.training.validation import likelihood_validation, ranking_validation
 
@@ -177,11 +177,11 @@ class RegressionLM:
         sources, transfer = (None, {})
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
-        start = dict(self.training or {}) | start_learning_rate(self.training, base is not None, options)
-        config = TrainConfig.from_dict(start)
+        config = TrainConfig.from_dict(self.training or {})
         passes = config.steps * config.batch_size / len(rows.texts)
-        noise = start_target_noise(start, base is not None, options, len(rows.texts), passes)
-        config = dataclasses.replace(config, **noise)
+        config = dataclasses.replace(
+            config, **start_options(self.training, base is not None, options, len(rows.texts), passes)
+        )
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)

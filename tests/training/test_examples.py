@@ -10,7 +10,7 @@ from coderlm.numbers import P10, NumberCodec
 from coderlm.options import OptionError
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TargetJitter, encode_targets, regression_targets
-from coderlm.training.start_rate import start_target_noise
+from coderlm.training.start_rate import start_options
 
 
 def test_digit_decay_weighs_each_objectives_digits_and_keeps_missing_at_zero():
@@ -83,12 +83,16 @@ def test_target_noise_must_not_be_negative():
         TrainConfig(target_noise=-0.1)
 
 
-def test_target_noise_defaults_on_from_scratch_for_few_rows_and_many_passes_only():
+def test_small_data_from_scratch_starts_with_target_noise_a_trained_start_with_its_rate():
     assert TrainConfig().target_noise == 0.1
-    assert start_target_noise(None, False, {}, 1999, 30) == {}  # from scratch, few rows, many passes: the default
-    exact = {"target_noise": 0.0}
-    assert start_target_noise(None, False, {}, 2000, 100) == exact  # many rows
-    assert start_target_noise(None, False, {}, 500, 29.9) == exact  # few passes
-    assert start_target_noise({}, True, {}, 20, 100) == exact  # fine-tuning a trained model
-    assert start_target_noise(None, False, {"encoder": "minilm", "train_encoder": False}, 20, 100) == exact
-    assert start_target_noise({"target_noise": 0.2}, True, {}, 5000, 1) == {}  # set: kept
+    assert start_options(None, False, {}, 1999, 28) == {}  # from scratch, few rows, many passes: the defaults
+    exact = {"target_noise": 0.0}  # and the rate: TrainConfig's default
+    assert start_options(None, False, {}, 2000, 100) == exact  # many rows
+    assert start_options(None, False, {}, 300, 27.9) == exact  # few passes
+    assert start_options({}, True, {}, 20, 100) == exact | {"learning_rate": 5e-5}  # fine-tuning a trained model
+    assert start_options(None, False, {"encoder": "minilm", "train_encoder": False}, 20, 100) == exact  # frozen
+    assert start_options(None, False, {"encoder": "enc", "train_encoder": True}, 20, 100) == exact | {
+        "learning_rate": 3e-4
+    }  # a pretrained encoder, fine-tuned
+    assert start_options({"target_noise": 0.2, "learning_rate": 1e-3}, False, {}, 100, 100) == {}  # set: kept
+    assert start_options({"target_noise": 0.0}, True, {}, 100, 100) == {"learning_rate": 5e-5}  # each on its own
