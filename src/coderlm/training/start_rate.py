@@ -14,7 +14,7 @@ Learning rate:
 Target noise (``target_noise``): ``TrainConfig``'s default (0.1) on small data, 0 (exact targets)
 otherwise. Small data is a model trained from scratch on fewer than ``NOISE_MAX_ROWS`` rows for at least
 ``NOISE_MIN_PASSES`` passes (steps x batch / rows), where the noise was measured to help or be level
-(docs/results.md "Training targets spelled with noise": NB201 at 140-1,620 rows and 30-267 passes, MBXP
+(docs/results.md "Training targets spelled with noise": NB201 at 140-1,620 rows and 29.6-267 passes, MBXP
 Python at 38 passes); with fewer passes the noisy targets were not yet learned (LeetCode C++ runtime at 23
 passes -0.06, a 300-row toy at 27), with more rows the exact spelling no longer overfits (4,500 NB201 cell
 strings: accuracy -0.027), and from trained weights (``init=MODEL``, a pretrained or frozen encoder) it
