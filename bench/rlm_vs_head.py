@@ -12,8 +12,10 @@ is a list of options changed from the defaults, e.g.
 Keys: any training option (``digit_decay``, ``val_metric``, ``ema_decay``, ...), any model option
 (``dropout``, ``encoder_layers``, ...), ``digits`` (mantissa digits of the P10 number format),
 ``target_scale`` (``quantile``: targets spelled by their training rank; ``linear``: in proportion to their
-training range) and ``validation`` (``none``: the RLM trains on the validation rows too and keeps its final
-weights, as the regression head does and as ``coderlm train`` does without ``--val``).
+training range), ``views`` (rows for the same model's test samples drawn also equally from each text
+and ``views`` - 1 rewrites of it: ONNX texts in other node orders, test-time augmentation) and
+``validation`` (``none``: the RLM trains on the validation rows too and keeps its final weights, as the
+regression head does and as ``coderlm train`` does without ``--val``).
 With ``--data`` a collected ONNX-text dataset (``coderlm collect nas``) the texts are ONNX graphs,
 read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,024, 640 tokens,
 batches of 16 by length, ranking validation) but at the library's rate (the quickstart's 3e-4 is the
@@ -27,7 +29,8 @@ output: ``bench/encoder_families.py``, as ``bench/programs.py --encoders``), fin
 ``--init-learning-rate``; the regression head then runs on each encoder too (the same encoder, steps
 and batches). ``untrained:FOLDER`` is the control: its architecture and BPE, fresh weights.
 ``--head-learning-rate`` trains the scratch head at another rate (its rows' variant says which), as a variant
-``learning_rate=...`` does the RLM.
+``learning_rate=...`` does the RLM; ``--head-augment N`` trains it on N rewritten copies of each text too (ONNX
+texts in other node orders), as the variant ``augment=N`` does the RLM.
 
 Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples
 per network (the median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method,
@@ -54,13 +57,14 @@ from coderlm.evaluation import markdown_table
 from coderlm.evaluation.baselines import make_baseline
 from coderlm.model.config import ModelConfig
 from coderlm.numbers import P10
+from coderlm.text.augment import variants
 from coderlm.training.config import TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import encoder_family, family_options, starting_point
 from nasbench201 import DATA, OBJECTIVES, SHORT, load
 
-BENCH_KEYS = {"digits", "target_scale", "validation"}  # variant keys this bench reads itself
+BENCH_KEYS = {"digits", "target_scale", "validation", "views"}  # variant keys this bench reads itself
 MODEL = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}  # RLM and head alike
 
 
@@ -143,6 +147,19 @@ def onnx_task(path: Path, args) -> Task:
     return Task([r.text for r in rows], targets, objectives, {o: o for o in objectives}, text, training, args.test)
 
 
+def sample_views(rlm: RegressionLM, texts: list[str], samples: int, views: int) -> np.ndarray:
+    """``samples`` per text, drawn from the text itself and, with ``views`` > 1, equally from ``views`` - 1
+    rewrites of it (``coderlm.text.augment``: ONNX text in other node orders); a text with fewer rewrites
+    repeats itself."""
+    per = samples // views
+    parts = [rlm.sample(texts, num_samples=per + samples % views, seed=0)]
+    rewrites = [variants(text, views - 1, seed=i) for i, text in enumerate(texts)]
+    for v in range(1, views):
+        view = [copies[v - 1] if v <= len(copies) else text for text, copies in zip(texts, rewrites, strict=True)]
+        parts.append(rlm.sample(view, num_samples=per, seed=v))
+    return np.concatenate(parts, axis=1)
+
+
 def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) -> dict[str, dict]:
     tr, va, te = split
     kind, folder = family
@@ -162,9 +179,14 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
         tr, validation = np.concatenate([tr, va]), {}
     with starting_point(kind, folder, seed) as init:
         rlm.fit(pick(tr), y[tr], objectives=task.objectives, init=init, **validation)
-    samples = rlm.sample(pick(te), num_samples=args.samples, seed=0)
     best = {"best_step": rlm.fit_report_.get("best_step")}
-    return {point: task.spearman(point_estimate(samples, point), te) | best for point in ("median", "trimmed")}
+    by_point = {}
+    for views in sorted({1, options.get("views", 1)}):  # the same model, sampled both ways
+        samples = sample_views(rlm, pick(te), args.samples, views)
+        for point in ("median", "trimmed"):
+            name = point if views == 1 else f"{point}, {views} views"
+            by_point[name] = task.spearman(point_estimate(samples, point), te) | best
+    return by_point
 
 
 def text_options(task: Task, kind: str) -> dict:
@@ -184,6 +206,8 @@ def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, flo
         training["learning_rate"] = args.init_learning_rate
     elif args.head_learning_rate:
         training["learning_rate"] = args.head_learning_rate
+    if args.head_augment:
+        training["augment"] = args.head_augment
     head = make_baseline("regression_head_norm", **text_options(task, kind), model=model, training=training)
     head.fit(task.pick(seen), task.targets[seen])
     return task.spearman(head.predict(task.pick(te)), te)
@@ -237,6 +261,9 @@ def main() -> None:
     parser.add_argument(
         "--head-learning-rate", type=float, help="the scratch regression head's (default: the library's, 1e-3)"
     )
+    parser.add_argument(
+        "--head-augment", type=int, default=0, help="the head's training option augment (rewritten copies of each text)"
+    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
@@ -260,7 +287,11 @@ def main() -> None:
                 for e, (kind, _) in families.items():
                     if kind != "untrained":  # the head on a pretrained encoder trains at --init-learning-rate
                         rate = args.head_learning_rate if kind == "scratch" else None
-                        jobs.append(("regression_head_norm", e, f"learning_rate={rate}" if rate else ""))
+                        spec = "+".join(
+                            ([f"learning_rate={rate}"] if rate else [])
+                            + ([f"augment={args.head_augment}"] if args.head_augment else [])
+                        )
+                        jobs.append(("regression_head_norm", e, spec))
             for method, encoder, spec in jobs:
                 start = time.perf_counter()
                 if method == "rlm":

@@ -30,3 +30,16 @@ def test_target_scaler_per_task_min_max():
     np.testing.assert_allclose(scaler.transform(np.array([[300.0, 30.0]]), ["c"]), [[1.0, 1.0]])
     again = TargetScaler.from_dict(scaler.to_dict())
     np.testing.assert_allclose(again.transform(targets, tasks), scaled)
+
+
+def test_head_trains_on_reordered_copies_of_onnx_texts():
+    from coderlm.evaluation.baselines import make_baseline
+    from tests.text.test_onnx_order import BLOCK
+
+    texts = [BLOCK.replace("{0.5}", "{%d}" % i) for i in range(6)] + ["|a~0|", "|b~1|"]
+    tiny = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
+    training = {"steps": 2, "augment": 3, "progress": False}
+    head = make_baseline("regression_head_norm", vocab_size=300, model=tiny, training=training)
+    head.fit(texts, np.arange(8.0), tasks=["a"] * 4 + ["b"] * 4)
+    assert head.fit_report_["examples"] == 8 + 6  # one other order exists per network; cell strings get none
+    assert head.predict(texts[:2], tasks=["a", "a"]).shape == (2, 1)

@@ -15,7 +15,9 @@ each chosen at random per copy:
 * **indentation re-spelled**: each block level as a tab, 2 or 4 spaces (continuation lines and strings
   untouched).
 
-Text that does not parse as Python gets no variant (``None``): nothing is guessed.
+Text that does not parse as Python gets no variant (``None``): nothing is guessed. ONNX texts
+(``coderlm.collect.nets.onnx_text``) are rewritten by ``coderlm.text.onnx_order`` instead: the same
+graph with its nodes in another valid order and renumbered.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import io
 import keyword
 import random
 import tokenize
+
+from coderlm.text.onnx_order import HEADER, reordered
 
 NAME_POOL = (
     *"abcdefghkmnpqrstuvwxyzij",
@@ -131,13 +135,15 @@ def python_variant(text: str, rng: random.Random) -> str | None:
 
 
 def variants(text: str, copies: int, seed: int) -> list[str]:
-    """Up to ``copies`` distinct rewrites of ``text`` other than itself (none if it is not Python)."""
+    """Up to ``copies`` distinct rewrites of ``text`` other than itself: Python source rewritten
+    (``python_variant``), an ONNX text reordered (``coderlm.text.onnx_order``); none for other text."""
     rng = random.Random(seed)
+    rewrite = reordered if HEADER.match(text) else python_variant
     out: list[str] = []
     for _ in range(copies * 3):
         if len(out) == copies:
             break
-        variant = python_variant(text, rng)
+        variant = rewrite(text, rng)
         if variant is None:
             break
         if variant != text and variant not in out:

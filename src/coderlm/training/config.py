@@ -29,7 +29,7 @@ class TrainConfig:
     ordinal_loss: float = 0.0  # plus this x each token's expected distance from the true one (digits, decades)
     aux_regression: float = 0.0  # plus this x the MSE of a linear head on the pooled encoder (dropped after training)
     target_noise: float = 0.1  # targets jittered by this x their std each step (0 = exact); unset: see start_rate
-    augment: int = 0  # rewritten copies of each Python training text, same targets (coderlm.text.augment); 0 = off
+    augment: int = 0  # rewritten copies of each Python or ONNX text, same targets (coderlm.text.augment); 0 = off
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
     ema_decay: float = 0.0  # validate, keep and return a moving average of the weights (e.g. 0.998); 0 = off
     task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"

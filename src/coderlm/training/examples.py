@@ -82,7 +82,8 @@ def check_rows(
 
 def augmented(rows: Rows, copies: int, seed: int) -> Rows:
     """``rows`` followed by up to ``copies`` rewrites of each text that keep its behaviour
-    (``coderlm.text.augment``: Python source; other texts get none), each with its text's targets and task."""
+    (``coderlm.text.augment``: Python source, ONNX texts reordered; other texts get none), each with its
+    text's targets and task."""
     if not copies:
         return rows
     texts, source = list(rows.texts), list(range(len(rows.texts)))
@@ -91,7 +92,7 @@ def augmented(rows: Rows, copies: int, seed: int) -> Rows:
         texts += new
         source += [i] * len(new)
     if len(texts) == len(rows.texts):
-        log.warning("training option augment=%d: no training text parses as Python; nothing added", copies)
+        log.warning("training option augment=%d: no Python or ONNX training text to rewrite; nothing added", copies)
     tasks = [rows.tasks[i] for i in source] if rows.tasks is not None else None
     return Rows(texts, rows.values[source], tasks, rows.skipped)
 
