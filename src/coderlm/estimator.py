@@ -222,6 +222,7 @@ class RegressionLM:
         self.fit_report_ |= result.report(config.val_metric if val_loss is not None else None)
         self.fit_report_["learning_rate"] = config.learning_rate  # the peak rate, set or defaulted by the start
         self.fit_report_["target_noise"] = config.target_noise
+        self.fit_report_["augment"] = config.augment
         if run_dir is not None:
             self._write_files(run_dir)
         return self

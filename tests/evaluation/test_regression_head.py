@@ -36,7 +36,7 @@ def test_head_trains_on_reordered_copies_of_onnx_texts():
     from coderlm.evaluation.baselines import make_baseline
     from tests.text.test_onnx_order import BLOCK
 
-    texts = [BLOCK.replace("{0.5}", "{%d}" % i) for i in range(6)] + ["|a~0|", "|b~1|"]
+    texts = [BLOCK.replace("{0.5}", f"{{{i}}}") for i in range(6)] + ["|a~0|", "|b~1|"]
     tiny = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
     training = {"steps": 2, "augment": 3, "progress": False}
     head = make_baseline("regression_head_norm", vocab_size=300, model=tiny, training=training)

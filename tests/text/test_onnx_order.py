@@ -115,3 +115,16 @@ def test_real_exported_networks_round_trip():
         assert len(copies) == 4
         for copy in copies:
             assert structure(copy) == structure(text) and reordered(copy, None) == text
+
+
+def test_fit_trains_on_reordered_copies_and_reports_them():
+    from coderlm import RegressionLM
+
+    texts = [BLOCK.replace("{0.5}", f"{{{i}}}") for i in range(8)]
+    tiny = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
+    rlm = RegressionLM(vocab_size=300, model=tiny, training={"steps": 2, "augment": 4, "progress": False})
+    rlm.fit(texts, np.arange(8.0))
+    assert rlm.fit_report_["augment"] == 4 and rlm.fit_report_["examples"] == 16  # one other order each
+    off = RegressionLM(vocab_size=300, model=tiny, training={"steps": 2, "progress": False})
+    off.fit(texts, np.arange(8.0))
+    assert off.fit_report_["augment"] == 0 and off.fit_report_["examples"] == 8
