@@ -135,7 +135,8 @@ class RegressionHeadRegressor:
         vocab_size, pretokenize, layout_markers, max_input_len: how text is read, as in ``RegressionLM``.
         model: ``ModelConfig`` options, e.g. ``{"encoder_dim": 128}`` (decoder options are
             accepted, so a ``RegressionLM``'s dict can be reused, and ignored).
-        training: ``TrainConfig`` options, e.g. ``{"steps": 2000}``.
+        training: ``TrainConfig`` options, e.g. ``{"steps": 2000}``; ``augment`` trains on rewritten
+            copies of each text as the RLM does (``coderlm.text.augment``).
         batch_size: inputs per forward pass when predicting.
         device: torch device, e.g. ``"cpu"``, ``"cuda"`` or ``"auto"``.
     """
