@@ -153,6 +153,8 @@ def sample_views(rlm: RegressionLM, texts: list[str], samples: int, views: int) 
     repeats itself."""
     per = samples // views
     parts = [rlm.sample(texts, num_samples=per + samples % views, seed=0)]
+    if views == 1:
+        return parts[0]
     rewrites = [variants(text, views - 1, seed=i) for i, text in enumerate(texts)]
     for v in range(1, views):
         view = [copies[v - 1] if v <= len(copies) else text for text, copies in zip(texts, rewrites, strict=True)]

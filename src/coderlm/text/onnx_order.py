@@ -133,11 +133,7 @@ def _renamed(nodes: list[Node], head: list[str], tail: list[str]) -> str:
     """The lines of ``nodes`` in their new order, ``t`` and ``w`` numbered in it (weights' shapes at first use)."""
     names: dict[str, str] = {}
     shapes: dict[str, str] = {}  # old weight number -> its dtype and shape, from wherever it carries them
-    for node in nodes:
-        for match in WEIGHT.finditer(node.args):
-            if match.group(2):
-                shapes.setdefault(match.group(1), match.group(2))
-    for line in tail:
+    for line in [node.args for node in nodes] + tail:
         for match in WEIGHT.finditer(line):
             if match.group(2):
                 shapes.setdefault(match.group(1), match.group(2))

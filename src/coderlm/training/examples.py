@@ -86,15 +86,22 @@ def augmented(rows: Rows, copies: int, seed: int) -> Rows:
     text's targets and task."""
     if not copies:
         return rows
-    texts, source = list(rows.texts), list(range(len(rows.texts)))
-    for i, text in enumerate(rows.texts):
-        new = variants(text, copies, seed * 1_000_003 + i)
-        texts += new
-        source += [i] * len(new)
-    if len(texts) == len(rows.texts):
-        log.warning("training option augment=%d: no Python or ONNX training text to rewrite; nothing added", copies)
+    texts, source = augmented_texts(rows.texts, copies, seed)
     tasks = [rows.tasks[i] for i in source] if rows.tasks is not None else None
     return Rows(texts, rows.values[source], tasks, rows.skipped)
+
+
+def augmented_texts(texts: Sequence[str], copies: int, seed: int) -> tuple[list[str], list[int]]:
+    """``texts`` followed by up to ``copies`` rewrites of each (see ``augmented``), and for every text
+    returned the index of the text it came from."""
+    out, source = list(texts), list(range(len(texts)))
+    for i, text in enumerate(texts):
+        new = variants(text, copies, seed * 1_000_003 + i)
+        out += new
+        source += [i] * len(new)
+    if len(out) == len(texts):
+        log.warning("training option augment=%d: no Python or ONNX training text to rewrite; nothing added", copies)
+    return out, source
 
 
 def objective_names(objectives: Sequence[str] | None, k: int, context: Sequence[str] = ()) -> tuple[list, list]:

@@ -43,7 +43,7 @@ from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
 from coderlm.model.transformer import Encoder, init_weights, masked_mean, weighted_mean
 from coderlm.training.batches import TokenTensors
 from coderlm.training.config import TrainConfig
-from coderlm.training.examples import Rows, augmented
+from coderlm.training.examples import augmented_texts
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
@@ -186,13 +186,9 @@ class RegressionHeadRegressor:
         )
         config = model_config(tokenizer, self.max_input_len, options, output_vocab_size=1, output_length=1)
         if train_config.augment:  # rewritten copies, as the RLM trains on (after the BPE, as there)
-            rows = augmented(
-                Rows(list(texts), np.arange(len(texts), dtype=float)[:, None], tasks),
-                train_config.augment,
-                train_config.seed,
-            )
-            source = rows.values[:, 0].astype(int)  # each copy's original row
-            texts, tasks, scaled, present = rows.texts, rows.tasks, scaled[source], present[source]
+            texts, source = augmented_texts(texts, train_config.augment, train_config.seed)
+            scaled, present = scaled[source], present[source]
+            tasks = [tasks[i] for i in source] if tasks is not None else None
         tokens = tokenizer.encode(texts, config.max_input_len)
         torch.manual_seed(train_config.seed)
         model = RegressionHead(config, values.shape[1])
