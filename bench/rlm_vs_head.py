@@ -181,7 +181,7 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
         tr, validation = np.concatenate([tr, va]), {}
     with starting_point(kind, folder, seed) as init:
         rlm.fit(pick(tr), y[tr], objectives=task.objectives, init=init, **validation)
-    best = {"best_step": rlm.fit_report_.get("best_step")}
+    best = {"best_step": rlm.fit_report_.get("best_step"), "learning_rate": rlm.fit_report_["learning_rate"]}
     by_point = {}
     for views in sorted({1, options.get("views", 1)}):  # the same model, sampled both ways
         samples = sample_views(rlm, pick(te), args.samples, views)
@@ -314,9 +314,11 @@ def main() -> None:
 
 def print_tables(rows: list[dict]) -> None:
     fixed = {"method", "encoder", "variant", "point", "train", "seed", "data", "steps", "best_step", "train_s"}
+    fixed |= {"learning_rate"}
     scores = [key for key in dict.fromkeys(k for r in rows for k in r) if key not in fixed]
     head = ["method", "encoder", "variant", "point", "train"]
-    print(markdown_table(rows, [*head, "seed", *scores, "best_step", "train_s"]))
+    rate = ["learning_rate"] if any("learning_rate" in r for r in rows) else []
+    print(markdown_table(rows, [*head, "seed", *scores, "best_step", *rate, "train_s"]))
     print()
     print(markdown_table(summary(rows, scores), [*head, "seeds", *scores]))
 

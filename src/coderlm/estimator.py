@@ -40,6 +40,7 @@ from coderlm.numbers.formats import NumberFormat
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch
+from coderlm.text.kind import text_kind
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
     TargetJitter,
@@ -179,8 +180,9 @@ class RegressionLM:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
         config = TrainConfig.from_dict(self.training or {})
         passes = config.steps * config.batch_size / len(rows.texts)
+        kind = text_kind(rows.texts)
         config = dataclasses.replace(
-            config, **start_options(self.training, base is not None, options, len(rows.texts), passes)
+            config, **start_options(self.training, base is not None, options, len(rows.texts), passes, kind)
         )
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
@@ -223,6 +225,7 @@ class RegressionLM:
         self.fit_report_["learning_rate"] = config.learning_rate  # the peak rate, set or defaulted by the start
         self.fit_report_["target_noise"] = config.target_noise
         self.fit_report_["augment"] = config.augment
+        self.fit_report_["text_kind"] = kind  # coderlm.text.kind: the start's rate depends on it
         if run_dir is not None:
             self._write_files(run_dir)
         return self

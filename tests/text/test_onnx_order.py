@@ -128,3 +128,4 @@ def test_fit_trains_on_reordered_copies_and_reports_them():
     off = RegressionLM(vocab_size=300, model=tiny, training={"steps": 2, "progress": False})
     off.fit(texts, np.arange(8.0))
     assert off.fit_report_["augment"] == 0 and off.fit_report_["examples"] == 8
+    assert off.fit_report_["text_kind"] == "onnx" and off.fit_report_["learning_rate"] == 3e-4  # network text

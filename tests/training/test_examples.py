@@ -8,6 +8,7 @@ import torch
 
 from coderlm.numbers import P10, NumberCodec
 from coderlm.options import OptionError
+from coderlm.text.kind import CELL, ONNX, OTHER
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import TargetJitter, encode_targets, regression_targets
 from coderlm.training.start_rate import start_options
@@ -96,3 +97,16 @@ def test_small_data_from_scratch_starts_with_target_noise_a_trained_start_with_i
     }  # a pretrained encoder, fine-tuned
     assert start_options({"target_noise": 0.2, "learning_rate": 1e-3}, False, {}, 100, 100) == {}  # set: kept
     assert start_options({"target_noise": 0.0}, True, {}, 100, 100) == {"learning_rate": 5e-5}  # each on its own
+
+
+def test_network_text_from_scratch_starts_at_a_third_of_the_rate():
+    net = {"learning_rate": 3e-4}
+    assert start_options(None, False, {}, 1999, 28, ONNX) == net  # ONNX text, fewer than 2,000 rows
+    assert start_options(None, False, {}, 499, 28, CELL) == net  # cell strings, fewer than 500 rows
+    assert start_options(None, False, {}, 500, 28, CELL) == {}  # 500 cell strings: the usual rate
+    assert start_options(None, False, {}, 2000, 28, ONNX) == {"target_noise": 0.0}  # many rows
+    assert start_options(None, False, {}, 200, 28, OTHER) == {}  # code, a mix of kinds: the usual rate
+    assert start_options({}, True, {}, 200, 28, ONNX) == {"learning_rate": 5e-5, "target_noise": 0.0}  # fine-tuning
+    frozen = {"encoder": "minilm", "train_encoder": False}
+    assert start_options(None, False, frozen, 200, 28, ONNX) == {"target_noise": 0.0}  # the decoder alone trains
+    assert start_options({"learning_rate": 1e-3}, False, {}, 200, 28, ONNX) == {}  # a rate given wins

@@ -22,7 +22,7 @@ class TrainConfig:
     batch_size: int = 32  # examples per optimizer step (split over grad_accum micro-batches and DDP ranks)
     grad_accum: int = 1  # micro-batches accumulated per optimizer step
     optimizer: str = "adamw"  # "adamw" or "adafactor" (the paper's choice)
-    learning_rate: float = 1e-3  # peak learning rate; unset: see start_rate (5e-5 fine-tuning a model)
+    learning_rate: float = 1e-3  # peak rate; unset: see start_rate (5e-5 fine-tuning, 3e-4 network text from scratch)
     weight_decay: float = 0.0  # decoupled weight decay
     warmup_fraction: float = 0.1  # share of steps with linear warm-up, then cosine decay to 0
     digit_decay: float = 1.0  # loss weight of the k-th mantissa digit after the first: digit_decay**k (1: plain NLL)

@@ -6,10 +6,14 @@ Learning rate:
 - ``init=ENCODER_FOLDER`` (a pretrained encoder trained under a new number decoder): 3e-4, the rate of
   every fine-tune in docs/results.md (1e-3 ranked MBXP Python memory level and runtime higher, ONNX text
   lower: "The pretrained encoder with fewer labels").
-- Fresh weights, or a frozen encoder whose decoder alone trains: ``TrainConfig``'s own default (1e-3). A
-  third of it ranks NB201 better from a few hundred networks but MBXP Python memory worse from 450 programs
-  (0.690 against 0.790; docs/results.md "The small-data rate with the noise"), so it is no default: the
-  quickstart's from-scratch recipe sets it.
+- Fresh weights on network text (``coderlm.text.kind``): 3e-4 on ONNX text (fewer than ``NOISE_MAX_ROWS``
+  rows) and on NAS-Bench-201 cell strings (fewer than ``CELL_MAX_ROWS`` rows). A third of the usual rate
+  ranked ONNX text better at every size measured (NB201 accuracy and Pixel3 latency from 180, 405 and 1,215
+  networks, the quickstart's CPU latency from 140, FLOPs level) and cell strings from 180 and 450 networks,
+  but cell strings worse on Pixel3 from 585 and 810 (0.925 against 0.939, 0.923 against 0.950) and MBXP
+  Python memory worse from 450 programs (0.690 against 0.790): docs/results.md "The small-data rate with
+  the noise" and "The rate by the kind of text".
+- Any other fresh start, or a frozen encoder whose decoder alone trains: ``TrainConfig``'s own default (1e-3).
 
 Target noise (``target_noise``): ``TrainConfig``'s default (0.1) on small data, 0 (exact targets)
 otherwise. Small data is a model trained from scratch on fewer than ``NOISE_MAX_ROWS`` rows for at least
@@ -26,9 +30,12 @@ from __future__ import annotations
 from typing import Any
 
 from coderlm.model.hf_encoder import SCRATCH
+from coderlm.text.kind import CELL, ONNX, OTHER
 
 FINETUNE_LEARNING_RATE = 5e-5
 ENCODER_LEARNING_RATE = 3e-4
+NETWORK_LEARNING_RATE = 3e-4
+CELL_MAX_ROWS = 500
 NOISE_MAX_ROWS = 2000
 NOISE_MIN_PASSES = 28
 
@@ -40,12 +47,24 @@ def small_data(from_model: bool, model: dict[str, Any], rows: int, passes: float
     return scratch and rows < NOISE_MAX_ROWS and passes >= NOISE_MIN_PASSES
 
 
+def network_rate(from_model: bool, model: dict[str, Any], rows: int, kind: str) -> bool:
+    """Whether a fit trains from scratch on network text of the kind (``coderlm.text.kind``) and size where
+    ``NETWORK_LEARNING_RATE`` ranked better than the usual rate."""
+    scratch = not from_model and model.get("encoder", SCRATCH) == SCRATCH
+    return scratch and ((kind == ONNX and rows < NOISE_MAX_ROWS) or (kind == CELL and rows < CELL_MAX_ROWS))
+
+
 def start_options(
-    training: dict[str, Any] | None, from_model: bool, model: dict[str, Any], rows: int, passes: float
+    training: dict[str, Any] | None,
+    from_model: bool,
+    model: dict[str, Any],
+    rows: int,
+    passes: float,
+    kind: str = OTHER,
 ) -> dict[str, float]:
     """The ``learning_rate`` and ``target_noise`` such a start sets where ``training`` sets none
-    (``from_model``: fine-tuning a trained model; ``model``: the model options); an option left out of the
-    result keeps ``TrainConfig``'s default."""
+    (``from_model``: fine-tuning a trained model; ``model``: the model options; ``kind``: the training texts'
+    ``coderlm.text.kind.text_kind``); an option left out of the result keeps ``TrainConfig``'s default."""
     training = training or {}
     start: dict[str, float] = {}
     if "learning_rate" not in training:
@@ -53,6 +72,8 @@ def start_options(
             start["learning_rate"] = FINETUNE_LEARNING_RATE
         elif model.get("encoder", SCRATCH) != SCRATCH and model.get("train_encoder"):
             start["learning_rate"] = ENCODER_LEARNING_RATE
+        elif network_rate(from_model, model, rows, kind):
+            start["learning_rate"] = NETWORK_LEARNING_RATE
     if "target_noise" not in training and not small_data(from_model, model, rows, passes):
         start["target_noise"] = 0.0
     return start
