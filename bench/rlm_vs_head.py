@@ -16,8 +16,9 @@ training range), ``views`` (rows for the same model's test samples drawn also eq
 and ``views`` - 1 rewrites of it: ONNX texts in other node orders, test-time augmentation) and
 ``validation`` (``none``: the RLM trains on the validation rows too and keeps its final weights, as the
 regression head does and as ``coderlm train`` does without ``--val``).
-``--synthetic`` replaces the five objectives by two exact costs of each cell, one a sum over its
-operations and one a maximum over its paths (``bench/synthetic_cells.py``).
+``--synthetic raw`` replaces the five objectives by two exact costs of each cell, one a sum over its
+operations and one a maximum over its paths; ``--synthetic outlier`` the second in values shaped like the
+accuracy (``bench/synthetic_cells.py``).
 With ``--data`` a collected ONNX-text dataset (``coderlm collect nas``) the texts are ONNX graphs,
 read and trained as ``coderlm quickstart --from-scratch`` does (line BPE of 1,024, 640 tokens,
 batches of 16 by length, ranking validation, the library's start rate: 3e-4 on ONNX text of fewer than 2,000
@@ -66,8 +67,7 @@ from coderlm.training.config import TrainConfig
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import encoder_family, family_options, starting_point
 from nasbench201 import DATA, OBJECTIVES, SHORT, load
-from synthetic_cells import TARGETS as SYNTHETIC
-from synthetic_cells import synthetic_targets
+from synthetic_cells import SETS, synthetic_targets
 
 BENCH_KEYS = {"digits", "target_scale", "validation", "views"}  # variant keys this bench reads itself
 MODEL = {"encoder_dim": 128, "decoder_dim": 128, "encoder_layers": 2, "dropout": 0.1}  # RLM and head alike
@@ -132,7 +132,7 @@ def cell_task(path: Path, args) -> Task:
     texts, targets = load(path)
     objectives, short = OBJECTIVES, SHORT
     if args.synthetic:
-        targets, objectives = synthetic_targets(texts), list(SYNTHETIC)
+        targets, objectives = synthetic_targets(texts, args.synthetic), list(SETS[args.synthetic])
         short = {name: name for name in objectives}
     training = {"batch_size": args.batch_size or 32, "eval_every": max(args.steps // 10, 1)}
     return Task(texts, targets, objectives, short, {"vocab_size": 512, "max_input_len": 64}, training, 1000)
@@ -260,8 +260,8 @@ def main() -> None:
     parser.add_argument("--objectives", default="", help="with a .jsonl dataset: comma-separated (default: all)")
     parser.add_argument(
         "--synthetic",
-        action="store_true",
-        help="cell strings: two synthetic costs (additive, longest_path) instead of NB201's objectives",
+        choices=sorted(SETS),
+        help="cell strings: two synthetic costs (bench/synthetic_cells.py) instead of NB201's objectives",
     )
     parser.add_argument("--test", type=int, default=200, help="with a .jsonl dataset: test rows")
     parser.add_argument("--train", default="200,1800", help="training-set sizes (validation included)")
@@ -319,7 +319,7 @@ def main() -> None:
                 for point, scores in by_point.items():
                     row = {"method": method, "encoder": encoder, "variant": spec, "point": point, "train": train}
                     row["seed"] = seed
-                    data = args.data.name + (" (synthetic)" if args.synthetic else "")
+                    data = args.data.name + (f" (synthetic {args.synthetic})" if args.synthetic else "")
                     rows.append(row | {"data": data, "steps": args.steps} | scores | seconds)
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 if args.json:  # after every row: a long run keeps what it measured

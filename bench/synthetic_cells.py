@@ -11,6 +11,13 @@ targets whose structure is known.
   edges that are not ``none`` (a maximum over paths: which edge holds which operation matters, and most
   operations off that path count for nothing); 0.5 when no path reaches the output. A depth-like quantity,
   as accuracy is.
+- ``longest_path_outlier``: the same ranking as ``longest_path`` in values shaped like NAS-Bench-201's
+  accuracy: 80 + 0.45 x the costliest path (80.5-89.5), and 10 where no path reaches the output (exactly
+  NAS-Bench-201's 2.2 % of cells at 10 % accuracy): a long low tail, and most values sharing their decade
+  and first digit, so that ``target_scale="auto"`` spells it by rank as it does the accuracy.
+
+``SETS`` names the pairs a run trains on: ``raw`` (``additive``, ``longest_path``) and ``outlier``
+(``additive``, ``longest_path_outlier``).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import numpy as np
 from coderlm.collect.nets.nb201 import EDGES, NUM_NODES, parse_cell
 
 COST = {"none": 0.0, "skip_connect": 0.1, "avg_pool_3x3": 1.0, "nor_conv_1x1": 2.0, "nor_conv_3x3": 9.0}
-TARGETS = ("additive", "longest_path")
+SETS = {"raw": ("additive", "longest_path"), "outlier": ("additive", "longest_path_outlier")}
 
 
 def additive(cell: str) -> float:
@@ -37,6 +44,12 @@ def longest_path(cell: str) -> float:
     return 1.0 + depth[-1] if np.isfinite(depth[-1]) else 0.5
 
 
-def synthetic_targets(cells: Sequence[str]) -> np.ndarray:
-    """One row per cell: ``additive``, ``longest_path``."""
-    return np.array([[additive(cell), longest_path(cell)] for cell in cells])
+def longest_path_outlier(cell: str) -> float:
+    path = longest_path(cell)
+    return 10.0 if path == 0.5 else 80.0 + 0.45 * path  # 80.5-89.5: one decade and first digit, as the accuracy
+
+
+def synthetic_targets(cells: Sequence[str], name: str = "raw") -> np.ndarray:
+    """One row per cell, one column per target of the set ``name`` (``SETS``)."""
+    costs = {"additive": additive, "longest_path": longest_path, "longest_path_outlier": longest_path_outlier}
+    return np.array([[costs[target](cell) for target in SETS[name]] for cell in cells])

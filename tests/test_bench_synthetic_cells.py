@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from synthetic_cells import additive, longest_path, synthetic_targets
+from synthetic_cells import additive, longest_path, longest_path_outlier, synthetic_targets
 
 CELL = "|nor_conv_3x3~0|+|none~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_1x1~1|nor_conv_3x3~2|"
 
@@ -30,6 +30,10 @@ def test_a_cell_whose_output_nothing_reaches():
     assert longest_path(cut) == 0.5
     assert synthetic_targets([CELL, cut]).shape == (2, 2)
     assert np.all(synthetic_targets([CELL, cut]) > 0)  # positive: spelled in P10
+    assert longest_path_outlier(cut) == 10.0 and longest_path_outlier(CELL) == pytest.approx(80 + 0.45 * longest_path(CELL))
+    outlier = synthetic_targets([CELL, cut], "outlier")
+    assert outlier[:, 0].tolist() == synthetic_targets([CELL, cut])[:, 0].tolist()  # additive in both sets
+    assert outlier[1, 1] == 10.0
 
 
 def test_a_malformed_cell_is_refused():
