@@ -30,7 +30,8 @@ def test_a_cell_whose_output_nothing_reaches():
     assert longest_path(cut) == 0.5
     assert synthetic_targets([CELL, cut]).shape == (2, 2)
     assert np.all(synthetic_targets([CELL, cut]) > 0)  # positive: spelled in P10
-    assert longest_path_outlier(cut) == 10.0 and longest_path_outlier(CELL) == pytest.approx(80 + 0.45 * longest_path(CELL))
+    assert longest_path_outlier(cut) == 10.0
+    assert longest_path_outlier(CELL) == pytest.approx(80 + 0.45 * longest_path(CELL))
     outlier = synthetic_targets([CELL, cut], "outlier")
     assert outlier[:, 0].tolist() == synthetic_targets([CELL, cut])[:, 0].tolist()  # additive in both sets
     assert outlier[1, 1] == 10.0
