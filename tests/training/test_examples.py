@@ -110,16 +110,3 @@ def test_network_text_from_scratch_starts_at_a_third_of_the_rate():
     frozen = {"encoder": "minilm", "train_encoder": False}
     assert start_options(None, False, frozen, 200, 28, ONNX) == {"target_noise": 0.0}  # the decoder alone trains
     assert start_options({"learning_rate": 1e-3}, False, {}, 200, 28, ONNX) == {}  # a rate given wins
-
-
-def test_the_noise_spread_is_the_std_unless_a_long_tail_inflates_it():
-    from coderlm.training.examples import TAIL_SPREAD, spread
-
-    bulk = np.random.default_rng(0).normal(85.0, 2.0, 980)
-    assert spread(bulk) == pytest.approx(bulk.std())  # well spread: the standard deviation
-    tailed = np.concatenate([bulk, np.full(20, 10.0)])  # 2 % far below, as NB201 accuracy's 10 % networks
-    q75, q25 = np.percentile(tailed, [75, 25])
-    assert spread(tailed) == pytest.approx(TAIL_SPREAD * (q75 - q25) / 1.349)
-    assert spread(tailed) < tailed.std() / 2  # the tail no longer sets it
-    ties = np.array([1.0] * 90 + [5.0] * 10)  # no interquartile range: the standard deviation
-    assert spread(ties) == pytest.approx(ties.std())

@@ -171,22 +171,6 @@ def regression_targets(values: np.ndarray, trained: Sequence[bool] | None = None
     return out
 
 
-TAIL_SPREAD = 1.5  # spread(): at most this x the interquartile range's normal-equivalent standard deviation
-
-
-def spread(values: np.ndarray) -> float:
-    """The spread the target noise is a fraction of: the standard deviation, but at most ``TAIL_SPREAD`` x
-    IQR / 1.349 (the standard deviation of a normal with that interquartile range), so that a few far values
-    do not set it: NB201 accuracy's 2 % of networks at 10 % triple its standard deviation, which then jitters
-    the bulk at 80-94 % by a third of its spread instead of a tenth. Every NB201 latency, FLOPs and MBXP
-    memory and runtime objective measured has IQR / 1.349 >= 0.66 x its standard deviation, so their noise
-    moves by 1 % at most (docs/results.md "Target noise against a long tail")."""
-    q75, q25 = np.percentile(values, [75, 25])
-    robust = TAIL_SPREAD * (q75 - q25) / 1.349
-    std = float(values.std())
-    return min(std, robust) if robust > 0 else std
-
-
 class TargetJitter:
     """Training targets spelled afresh at every step with Gaussian noise (training option ``target_noise``).
 
@@ -196,11 +180,10 @@ class TargetJitter:
     in expectation over steps: each digit's target is the probability that the jittered value has that
     digit, so near values share probability, as a regression loss assumes, and digits finer than the noise
     carry no row-specific code. The noise lives in the space the baselines regress in (signed log where an
-    objective spans decades, ``log_scale``), scaled by the objective's spread there over the training rows
-    (``spread``: the standard deviation, unless a long tail inflates it); an objective with no negative
-    training value stays non-negative. Special (non-finite), missing and context (not learned) targets are
-    spelled exactly. The draws come from torch's generator, which checkpoints keep, so a resumed run draws
-    what an uninterrupted one would.
+    objective spans decades, ``log_scale``), scaled by the objective's standard deviation there over the
+    training rows; an objective with no negative training value stays non-negative. Special (non-finite),
+    missing and context (not learned) targets are spelled exactly. The draws come from torch's generator,
+    which checkpoints keep, so a resumed run draws what an uninterrupted one would.
     """
 
     def __init__(
@@ -229,7 +212,7 @@ class TargetJitter:
                 continue
             self.scales[j] = log_scale(self.values[rows, j])
             self.fitted[rows, j] = to_fit_space(self.values[rows, j], self.scales[j])
-            self.sigma[j] = noise * spread(self.fitted[rows, j])
+            self.sigma[j] = noise * self.fitted[rows, j].std()
             if (self.values[rows, j] >= 0).all():
                 self.floor[j] = 0.0
         self.learned = learned
