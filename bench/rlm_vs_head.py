@@ -295,6 +295,7 @@ def main() -> None:
         if kind not in ("scratch", "pretrained", "untrained"):
             raise SystemExit(f"--encoders: {encoder!r} is not scratch, a pretrained encoder folder or untrained:FOLDER")
     task = onnx_task(args.data, args) if args.data.suffix == ".jsonl" else cell_task(args.data, args)
+    data = args.data.name + (f" (synthetic {args.synthetic})" if args.synthetic else "")
     rows = []
     for train in [int(n) for n in args.train.split(",")]:
         split = task.parts(train)
@@ -319,7 +320,6 @@ def main() -> None:
                 for point, scores in by_point.items():
                     row = {"method": method, "encoder": encoder, "variant": spec, "point": point, "train": train}
                     row["seed"] = seed
-                    data = args.data.name + (f" (synthetic {args.synthetic})" if args.synthetic else "")
                     rows.append(row | {"data": data, "steps": args.steps} | scores | seconds)
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 if args.json:  # after every row: a long run keeps what it measured

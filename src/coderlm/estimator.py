@@ -14,7 +14,6 @@ the tokenizer and network built (``model.build``), validation chosen (``training
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,7 +39,6 @@ from coderlm.numbers.formats import NumberFormat
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch
-from coderlm.text.kind import text_kind
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
     TargetJitter,
@@ -54,7 +52,7 @@ from coderlm.training.examples import (
 )
 from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
-from coderlm.training.start_rate import start_options
+from coderlm.training.start_rate import start_config
 from coderlm.training.trainer import Trainer
 from coderlm.training.validation import likelihood_validation, ranking_validation
 
@@ -178,12 +176,7 @@ class RegressionLM:
         sources, transfer = (None, {})
         if base is not None:
             sources, transfer = transfer_sources(base.decoded_objectives_, names, rows.values)
-        config = TrainConfig.from_dict(self.training or {})
-        passes = config.steps * config.batch_size / len(rows.texts)
-        kind = text_kind(rows.texts)
-        config = dataclasses.replace(
-            config, **start_options(self.training, base is not None, options, len(rows.texts), passes, kind)
-        )
+        config, kind = start_config(self.training, base is not None, options, rows.texts)
         run_dir = run_folder(run_dir, resume)
         base_codec, base_tokenizer = (base.codec_, base.tokenizer_) if base is not None else (None, None)
         codec = fit_codec(rows.num_objectives, specials, rows.values, self.number_format, self.target_scale, base_codec)

@@ -27,10 +27,13 @@ was not measured: the few-shot fine-tunes and the pretrained-encoder figures are
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from coderlm.model.hf_encoder import SCRATCH
-from coderlm.text.kind import CELL, ONNX, OTHER
+from coderlm.text.kind import CELL, ONNX, OTHER, text_kind
+from coderlm.training.config import TrainConfig
 
 FINETUNE_LEARNING_RATE = 5e-5
 ENCODER_LEARNING_RATE = 3e-4
@@ -40,18 +43,35 @@ NOISE_MAX_ROWS = 2000
 NOISE_MIN_PASSES = 28
 
 
+def from_scratch(from_model: bool, model: dict[str, Any]) -> bool:
+    """Whether a fit starts from fresh weights: not from a trained model, nor a pretrained encoder under the
+    ``model`` options."""
+    return not from_model and model.get("encoder", SCRATCH) == SCRATCH
+
+
 def small_data(from_model: bool, model: dict[str, Any], rows: int, passes: float) -> bool:
-    """Whether a fit trains from scratch (not from a trained model, nor a pretrained encoder under the
-    ``model`` options) on fewer than ``NOISE_MAX_ROWS`` ``rows`` for at least ``NOISE_MIN_PASSES`` ``passes``."""
-    scratch = not from_model and model.get("encoder", SCRATCH) == SCRATCH
-    return scratch and rows < NOISE_MAX_ROWS and passes >= NOISE_MIN_PASSES
+    """Whether a fit trains from scratch on fewer than ``NOISE_MAX_ROWS`` ``rows`` for at least
+    ``NOISE_MIN_PASSES`` ``passes``."""
+    return from_scratch(from_model, model) and rows < NOISE_MAX_ROWS and passes >= NOISE_MIN_PASSES
 
 
 def network_rate(from_model: bool, model: dict[str, Any], rows: int, kind: str) -> bool:
     """Whether a fit trains from scratch on network text of the kind (``coderlm.text.kind``) and size where
     ``NETWORK_LEARNING_RATE`` ranked better than the usual rate."""
-    scratch = not from_model and model.get("encoder", SCRATCH) == SCRATCH
-    return scratch and ((kind == ONNX and rows < NOISE_MAX_ROWS) or (kind == CELL and rows < CELL_MAX_ROWS))
+    network = (kind == ONNX and rows < NOISE_MAX_ROWS) or (kind == CELL and rows < CELL_MAX_ROWS)
+    return from_scratch(from_model, model) and network
+
+
+def start_config(
+    training: dict[str, Any] | None, from_model: bool, model: dict[str, Any], texts: Sequence[str]
+) -> tuple[TrainConfig, str]:
+    """``training`` as a ``TrainConfig`` with the start's options where it sets none (``start_options``) for a
+    fit on ``texts``, and the texts' kind (``coderlm.text.kind.text_kind``)."""
+    config = TrainConfig.from_dict(training or {})
+    passes = config.steps * config.batch_size / len(texts)
+    kind = text_kind(texts)
+    start = start_options(training, from_model, model, len(texts), passes, kind)
+    return dataclasses.replace(config, **start), kind
 
 
 def start_options(
