@@ -217,6 +217,7 @@ class RegressionLM:
         self.fit_report_ |= result.report(config.val_metric if val_loss is not None else None)
         self.fit_report_["learning_rate"] = config.learning_rate  # the peak rate, set or defaulted by the start
         self.fit_report_["target_noise"] = config.target_noise
+        self.fit_report_["ema_decay"] = config.ema_decay
         self.fit_report_["augment"] = config.augment
         self.fit_report_["text_kind"] = kind  # coderlm.text.kind: the start's rate depends on it
         if run_dir is not None:

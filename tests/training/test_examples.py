@@ -110,3 +110,13 @@ def test_network_text_from_scratch_starts_at_a_third_of_the_rate():
     frozen = {"encoder": "minilm", "train_encoder": False}
     assert start_options(None, False, frozen, 200, 28, ONNX) == {"target_noise": 0.0}  # the decoder alone trains
     assert start_options({"learning_rate": 1e-3}, False, {}, 200, 28, ONNX) == {}  # a rate given wins
+
+
+def test_a_fit_from_scratch_keeps_a_moving_average_of_its_weights():
+    assert start_options(None, False, {}, 200, 50, steps=600) == {"ema_decay": 0.99}  # 1 - 6 / steps
+    assert start_options(None, False, {}, 200, 50, steps=3000)["ema_decay"] == pytest.approx(0.998)
+    assert start_options({"ema_decay": 0.0}, False, {}, 200, 50, steps=600) == {}  # set: kept (0 turns it off)
+    assert start_options(None, False, {}, 200, 50, steps=11) == {}  # too few steps to average
+    assert "ema_decay" not in start_options({}, True, {}, 200, 50, steps=600)  # fine-tuning a trained model
+    pretrained = {"encoder": "enc", "train_encoder": True}
+    assert "ema_decay" not in start_options(None, False, pretrained, 200, 50, steps=600)  # a pretrained encoder

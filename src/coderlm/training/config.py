@@ -31,7 +31,7 @@ class TrainConfig:
     target_noise: float = 0.1  # targets jittered by this x their std each step (0 = exact); unset: see start_rate
     augment: int = 0  # rewritten copies of each Python or ONNX text, same targets (coderlm.text.augment); 0 = off
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
-    ema_decay: float = 0.0  # validate, keep and return a moving average of the weights (e.g. 0.998); 0 = off
+    ema_decay: float = 0.0  # validate, keep and return a moving average of the weights; 0 = off; unset: see start_rate
     task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
     task_temperature: float = 2.0  # with "temperature": task weight ~ rows**(1/T); large T -> uniform over tasks
     bucket_by_length: bool = False  # batches of rows of similar length (less padding: faster on long, varied texts)
