@@ -18,11 +18,12 @@ Learning rate:
 Moving average (``ema_decay``): a model trained from scratch validates, keeps and returns a moving average of
 its weights, decay ``1 - EMA_SPAN / steps`` (0.99 at 600 steps, 0.998 at 3,000). The average's own ramp
 ((1 + t) / (10 + t), ``training.moving_average``) stays below that cap for the whole run, so in effect each
-step's average weighs the recent weights most, about the last tenth of the steps so far. Measured level or
-better everywhere (docs/results.md "A moving average from scratch"): 180 ONNX networks +0.019 Pixel3
-latency and +0.025 accuracy (three seeds, every seed up), the quickstart's data level, cell strings level or
-up, MBXP Python +0.03 / +0.00 memory (two seeds). Fine-tunes and frozen encoders keep ``TrainConfig``'s 0
-(not measured).
+step's average weighs the recent weights most, about the last tenth of the steps so far. Measured: better
+where the kept weights came earliest, elsewhere within a seed spread (docs/results.md "A moving average from
+scratch"): 180 ONNX networks Pixel3 latency +0.019 (every seed up) and accuracy +0.025, 180 cell strings
+Pixel3 +0.009, level on 405 ONNX networks, the quickstart's data and 585 and 1,620 cell strings; MBXP Python
+memory +0.03 / +0.00 (two seeds, ``bench/programs.py``'s 0.998). Fine-tunes and frozen encoders keep
+``TrainConfig``'s 0 (not measured).
 
 Target noise (``target_noise``): ``TrainConfig``'s default (0.1) on small data, 0 (exact targets)
 otherwise. Small data is a model trained from scratch on fewer than ``NOISE_MAX_ROWS`` rows for at least
