@@ -53,6 +53,7 @@ class Server:
 
     def __init__(self, *args: str, fail_on: str | None = None, env: dict | None = None) -> None:
         launch = ["coderlm.cli"] if fail_on is None else ["tests.faults", "fail-on", fail_on]
+        self.terminated = False  # terminate() sent the SIGTERM
         self.process = subprocess.Popen(
             [sys.executable, "-m", *launch, "serve", "--port", "0", "--threads", "1", *args],
             stdout=subprocess.PIPE,
@@ -109,10 +110,17 @@ class Server:
                     return sample.value
         return 0.0
 
+    def terminate(self) -> None:
+        """SIGTERM, once: ``stop`` then only waits (a second SIGTERM during the exit would end the process
+        by the default handler, as it would any program's)."""
+        self.terminated = True
+        self.process.send_signal(signal.SIGTERM)
+
     def stop(self, timeout: float = 30) -> tuple[int, str]:
-        """SIGTERM; then the exit status and what the server printed after its address."""
+        """SIGTERM (unless ``terminate`` sent it); then the exit status and what the server printed after its
+        address."""
         self.http.close()
-        if self.process.poll() is None:
+        if self.process.poll() is None and not self.terminated:
             self.process.send_signal(signal.SIGTERM)
         try:
             self.process.wait(timeout)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -78,7 +77,7 @@ def test_sigterm_lets_in_flight_requests_finish(model_dir):
         while server.metric("coderlm_queue_inputs", model="model") != 1:
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        server.process.send_signal(signal.SIGTERM)
+        server.terminate()
         answer = in_flight.result(timeout=30)
     assert answer.status_code == 200 and len(answer.json()["results"]) == 1
     status, printed = server.stop()
