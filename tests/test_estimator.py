@@ -325,3 +325,13 @@ def test_linear_target_scale_keeps_the_training_range_and_saves_it(tmp_path):
     np.testing.assert_array_equal(
         loaded.sample(texts[:3], num_samples=4, seed=1), rlm.sample(texts[:3], num_samples=4, seed=1)
     )
+
+
+def test_a_fit_still_improving_at_its_last_evaluation_says_so(caplog):
+    texts, targets = line_count_task(24, seed=2)
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 4, "eval_every": 2})
+    with caplog.at_level("WARNING", logger="coderlm"):
+        rlm.fit(texts[:16], targets[:16], val_texts=texts[16:], val_targets=targets[16:])
+    report = rlm.fit_report_
+    assert report["best_step"] == 4 and report["best_at_end"] is True  # 4 steps: the loss still falls
+    assert "last evaluation's (step 4 of 4)" in caplog.text and "more steps may rank better" in caplog.text

@@ -57,7 +57,15 @@ class TrainResult:
             "val_losses": [[step, loss] for step, loss in self.val_losses],
             "stopped_early": self.stopped_early,
             "out_of_time": self.out_of_time,
+            "best_at_end": self.best_at_end(),
         }
+
+    def best_at_end(self) -> bool:
+        """Whether the weights kept are the last of several evaluations' in a run that ran all its steps: the
+        model was still improving when its schedule ended, and more steps may rank better (docs/encoders.md)."""
+        if len(self.val_losses) < 2 or self.stopped_early or self.out_of_time or self.best_val_loss is None:
+            return False
+        return self.val_losses[-1][1] == self.best_val_loss and self.val_losses[-1][0] == self.step
 
 
 @dataclasses.dataclass
