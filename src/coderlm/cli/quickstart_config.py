@@ -19,7 +19,7 @@ class QuickstartConfig:
     networks: int = 200  # few-shot: other networks predicted, then measured to compare
     finetune: bool = False  # few-shot: also fine-tune the shipped model on the shots and compare (slower)
     learning_rate: float = 1e-4  # few-shot: fine-tuning learning rate (with --finetune)
-    steps: int = 0  # training steps; 0: 150 fine-tuning steps (with --finetune), or 600 with --from-scratch
+    steps: int = 0  # training steps; 0: 150 fine-tuning steps (with --finetune), or 1200 with --from-scratch
     count: int = 200  # from scratch: architectures to collect (of 15,625)
     cells_per_stage: int = 1  # from scratch: cells per stage (the benchmark's networks, used few-shot, have 5)
     workers: int = 1  # from scratch: export processes (>1 is faster but adds noise to the measured latency)
