@@ -220,13 +220,7 @@ class RegressionLM:
         self.fit_report_["ema_decay"] = config.ema_decay
         self.fit_report_["augment"] = config.augment
         self.fit_report_["text_kind"] = kind  # coderlm.text.kind: the start's rate depends on it
-        if result.best_at_end():
-            log.warning(
-                "the weights kept are the last evaluation's (step %d of %d): the model was still improving when "
-                "its schedule ended; more steps may rank better (docs/encoders.md, 'enough steps')",
-                result.step,
-                config.steps,
-            )
+        result.warn_if_still_improving()
         if run_dir is not None:
             self._write_files(run_dir)
         return self

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +32,8 @@ from coderlm.training.distributed import DistInfo, barrier, mean_across_ranks, s
 from coderlm.training.moving_average import MovingAverage, copy_into
 from coderlm.training.optim import build_optimizer, build_scheduler
 from coderlm.training.sampling import BatchSampler
+
+log = logging.getLogger("coderlm")
 
 
 @dataclasses.dataclass
@@ -66,6 +69,16 @@ class TrainResult:
         if len(self.val_losses) < 2 or self.stopped_early or self.out_of_time or self.best_val_loss is None:
             return False
         return self.val_losses[-1][1] == self.best_val_loss and self.val_losses[-1][0] == self.step
+
+    def warn_if_still_improving(self) -> None:
+        """Log a warning when ``best_at_end``: the run's schedule was too short for it."""
+        if self.best_at_end():
+            log.warning(
+                "the weights kept are the last evaluation's (step %d of %d): the model was still improving when "
+                "its schedule ended; more steps may rank better (docs/encoders.md, 'enough steps')",
+                self.step,
+                self.step,
+            )
 
 
 @dataclasses.dataclass
