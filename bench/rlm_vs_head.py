@@ -3,7 +3,8 @@
 NAS-Bench-201 cell strings (short texts: fast), the five objectives of ``bench/nasbench201.py``, its
 split (the last 1,000 networks of a seeded permutation are the test set), and training sets of
 several sizes cut from the front of its 2,000 training networks (a tenth, at least 20, validates the
-RLM's weight selection; the regression head, which has none, trains on those too). Each RLM variant
+RLM's weight selection; the regression head trains on those too and keeps its final weights, or with
+``--head-validation`` selects its weights on them by the RLM's rule). Each RLM variant
 is a list of options changed from the defaults, e.g.
 
     python bench/rlm_vs_head.py --train 200,1800 --seeds 0,1 \\
@@ -34,7 +35,11 @@ output: ``bench/encoder_families.py``, as ``bench/programs.py --encoders``), fin
 and batches). ``untrained:FOLDER`` is the control: its architecture and BPE, fresh weights.
 ``--head-learning-rate`` trains the scratch head at another rate (its rows' variant says which), as a variant
 ``learning_rate=...`` does the RLM; ``--head-augment N`` trains it on N rewritten copies of each text too (ONNX
-texts in other node orders), as the variant ``augment=N`` does the RLM.
+texts in other node orders), as the variant ``augment=N`` does the RLM. ``--head-validation`` gives the head
+the RLM's weight selection (its rows' variant says ``validation``): it trains on the training rows only,
+is scored on the validation rows every ``eval_every`` steps by the RLM's ``val_metric`` (ranking on ONNX
+text, squared error where the RLM's is likelihood) and keeps the best moving average of its weights (from
+scratch, the RLM's ``ema_decay``).
 
 Spearman on the test rows (cell strings: 1,000 networks) of two point estimates of the same 64 samples
 per network (the median, and the trimmed mean: ``coderlm.decoding.trimmed_mean``); one row per (method,
@@ -63,6 +68,7 @@ from coderlm.model.config import ModelConfig
 from coderlm.numbers import P10
 from coderlm.text.augment import variants
 from coderlm.training.config import TrainConfig
+from coderlm.training.start_rate import EMA_SPAN, from_scratch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import encoder_family, family_options, starting_point
@@ -209,7 +215,6 @@ def text_options(task: Task, kind: str) -> dict:
 
 def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, float]:
     tr, va, te = split
-    seen = np.concatenate([tr, va])
     training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
     model = MODEL
     kind, folder = family
@@ -220,7 +225,15 @@ def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, flo
         training["learning_rate"] = args.head_learning_rate
     if args.head_augment:
         training["augment"] = args.head_augment
+    if args.head_validation:  # the RLM's selection: its validation rows, metric and moving average
+        training |= {k: v for k, v in task.training.items() if k in ("eval_every", "val_metric")}
+        if from_scratch(False, model) and args.steps >= 2 * EMA_SPAN:
+            training["ema_decay"] = 1.0 - EMA_SPAN / args.steps
     head = make_baseline("regression_head_norm", **text_options(task, kind), model=model, training=training)
+    if args.head_validation:
+        head.fit(task.pick(tr), task.targets[tr], val_texts=task.pick(va), val_targets=task.targets[va])
+        return task.spearman(head.predict(task.pick(te)), te) | {"best_step": head.fit_report_["best_step"]}
+    seen = np.concatenate([tr, va])
     head.fit(task.pick(seen), task.targets[seen])
     return task.spearman(head.predict(task.pick(te)), te)
 
@@ -281,6 +294,11 @@ def main() -> None:
     parser.add_argument(
         "--head-augment", type=int, default=0, help="the head's training option augment (rewritten copies of each text)"
     )
+    parser.add_argument(
+        "--head-validation",
+        action="store_true",
+        help="the head selects its weights as the RLM does (validation rows, val_metric, moving average)",
+    )
     parser.add_argument("--json", type=Path, help="write {'results': [...]} here")
     parser.add_argument("--summarize", type=Path, nargs="+", help="print the tables of these runs' --json files")
     args = parser.parse_args()
@@ -308,6 +326,7 @@ def main() -> None:
                         spec = "+".join(
                             ([f"learning_rate={rate}"] if rate else [])
                             + ([f"augment={args.head_augment}"] if args.head_augment else [])
+                            + (["validation"] if args.head_validation else [])
                         )
                         jobs.append(("regression_head_norm", e, spec))
             for method, encoder, spec in jobs:

@@ -1,6 +1,7 @@
 """The regression-head baseline's network and target scaling."""
 
 import numpy as np
+import pytest
 import torch
 
 from coderlm.evaluation.baselines.regression_head import RegressionHead, TargetScaler
@@ -43,3 +44,58 @@ def test_head_trains_on_reordered_copies_of_onnx_texts():
     head.fit(texts, np.arange(8.0), tasks=["a"] * 4 + ["b"] * 4)
     assert head.fit_report_["examples"] == 8 + 6  # one other order exists per network; cell strings get none
     assert head.predict(texts[:2], tasks=["a", "a"]).shape == (2, 1)
+
+
+def _cost_rows(n: int, seed: int) -> tuple[list[str], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, size=n)
+    return [" ".join(["x"] * int(k)) + f" y{int(k) % 3}" for k in sizes], sizes[:, None] * 10.0
+
+
+def _head(val_metric: str, steps: int = 6):
+    from coderlm.evaluation.baselines import make_baseline
+
+    tiny = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
+    training = {"steps": steps, "eval_every": 2, "val_metric": val_metric, "progress": False, "batch_size": 8}
+    return make_baseline("regression_head_norm", vocab_size=300, model=tiny, training=training)
+
+
+def test_head_keeps_the_weights_that_validate_best():
+    from scipy.stats import spearmanr
+
+    texts, targets = _cost_rows(24, 0)
+    val_texts, val_targets = _cost_rows(12, 1)
+    head = _head("spearman").fit(texts, targets, val_texts=val_texts, val_targets=val_targets)
+    report = head.fit_report_
+    assert [step for step, _ in report["val_losses"]] == [2, 4, 6]
+    best = min(loss for _, loss in report["val_losses"])
+    assert report["best_val_loss"] == best and report["val_metric"] == "spearman"
+    assert report["best_step"] == next(step for step, loss in report["val_losses"] if loss == best)
+    # the model returned is the one that scored best: its predictions rank the validation rows as it did
+    rho = spearmanr(head.predict(val_texts)[:, 0], val_targets[:, 0]).statistic
+    assert 1.0 - rho == pytest.approx(best, abs=1e-9)
+
+
+def test_head_validation_by_loss_scores_the_scaled_targets():
+    texts, targets = _cost_rows(24, 0)
+    val_texts, val_targets = _cost_rows(12, 1)
+    head = _head("loss").fit(texts, targets, val_texts=val_texts, val_targets=val_targets)
+    scaled = head.scaler_.transform(val_targets)
+    predicted = head.scaler_.transform(head.predict(val_texts))
+    assert np.mean((predicted - scaled) ** 2) == pytest.approx(head.fit_report_["best_val_loss"], rel=1e-5)
+
+
+def test_head_without_validation_reports_no_selection():
+    texts, targets = _cost_rows(16, 0)
+    head = _head("spearman", steps=2).fit(texts, targets)
+    assert "best_step" not in head.fit_report_ and head.fit_report_["steps"] == 2
+
+
+@pytest.mark.parametrize(
+    ("val_texts", "val_targets", "message"),
+    [(["x y0"], None, "both val_texts and val_targets"), (["x y0"], [[1.0, 2.0]], "2 objective")],
+)
+def test_head_validation_rows_are_checked(val_texts, val_targets, message):
+    texts, targets = _cost_rows(16, 0)
+    with pytest.raises(ValueError, match=message):
+        _head("loss").fit(texts, targets, val_texts=val_texts, val_targets=val_targets)

@@ -20,7 +20,7 @@ from coderlm.decoding import central_interval, point_estimate
 from coderlm.ensemble import load_models, pooled_samples
 from coderlm.evaluation import evaluate, markdown_table, to_json, write_report
 from coderlm.evaluation.baselines import BASELINES, make_baseline
-from coderlm.evaluation.baselines.regression_head import options_like
+from coderlm.evaluation.baselines.regression_head import options_like, selection_like
 
 LEVELS = (0.5, 0.8, 0.9)  # interval levels whose coverage is reported (before and after calibration)
 
@@ -48,6 +48,11 @@ def add(sub: argparse._SubParsersAction) -> None:
         help=f"also train and evaluate these baselines on --train-data: {', '.join(BASELINES)}",
     )
     p.add_argument("--train-data", help="training set for --baselines (the one the model was trained on)")
+    p.add_argument(
+        "--val-data",
+        help="the model's validation set (coderlm train --val): the regression-head baselines select their "
+        "weights on it as the model did (its val_metric, evaluations and moving average)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -60,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         num_samples=args.num_samples,
         baselines=args.baselines,
         train_data=args.train_data,
+        val_data=args.val_data,
         progress=not args.no_progress,
     )
     print(f"report: {Path(args.report) / 'report.md'}")
@@ -74,13 +80,15 @@ def evaluate_run(
     num_samples: int | None = None,
     baselines: Sequence[str] = (),
     train_data: str | Path | None = None,
+    val_data: str | Path | None = None,
     seed: int = 0,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Evaluate a trained run on dataset ``data``; write report.md, metrics.json and plots to ``report``.
 
     Given several models, their samples are pooled (``coderlm.ensemble``); a regression-head baseline
-    reads text as the first one does. A progress bar on stderr names the stage (sampling, each baseline)."""
+    reads text as the first one does, and with ``val_data`` selects its weights on those rows as the first
+    model's fit did (``selection_like``). A progress bar on stderr names the stage (sampling, each baseline)."""
     unknown = sorted(set(baselines) - set(BASELINES))
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; known: {sorted(BASELINES)}")
@@ -90,6 +98,7 @@ def evaluate_run(
     rlm = models[0]
     arrays = read_dataset(data).to_arrays(rlm.objectives_, "mask", absent="nan")
     train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask", absent="nan") if baselines else None
+    val_arrays = read_dataset(val_data).to_arrays(rlm.objectives_, "mask", absent="nan") if val_data else None
     stages = tqdm(total=1 + len(baselines), desc="evaluate", unit="stage", disable=not progress, dynamic_ncols=True)
     stages.set_postfix_str(f"sampling {len(arrays)} inputs with {len(models)} model(s)")
     samples = pooled_samples(models, arrays.texts, num_samples, seed, progress)
@@ -108,9 +117,18 @@ def evaluate_run(
     rows = [_summary_row("rlm", metrics["rlm"], rlm.objectives_)]
     for name in baselines:
         stages.set_postfix_str(f"baseline {name}: fit on {len(train_arrays)}, predict {len(arrays)}")
-        options = options_like(rlm.get_params()) if name.startswith("regression_head") else {}
+        head = name.startswith("regression_head")
+        options = options_like(rlm.get_params()) if head else {}
+        validation = {}
+        if head and val_arrays is not None:
+            options["training"] = selection_like(rlm, options.get("training"))
+            validation = {
+                "val_texts": val_arrays.texts,
+                "val_targets": val_arrays.targets,
+                "val_tasks": val_arrays.tasks,
+            }
         baseline = make_baseline(name, **options)
-        baseline.fit(train_arrays.texts, train_arrays.targets, tasks=train_arrays.tasks)
+        baseline.fit(train_arrays.texts, train_arrays.targets, tasks=train_arrays.tasks, **validation)
         predictions = baseline.predict(arrays.texts, tasks=arrays.tasks)
         metrics[name] = evaluate(predictions, arrays.targets, rlm.objectives_, tasks, groups)
         rows.append(_summary_row(name, metrics[name], rlm.objectives_))

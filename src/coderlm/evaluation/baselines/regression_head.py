@@ -15,6 +15,14 @@ Everything but the output side matches ``RegressionLM``: the same input tokenize
   min-max scaled. The strongest head, and the fair ablation where labels span decades (bytes of
   memory, seconds of runtime): min-max scaling raw values there leaves most of them squeezed
   near 0, and the head ranks them badly for reasons that have nothing to do with decoding.
+
+Weight selection: without validation rows the head returns its final weights (or their moving average,
+``ema_decay``). ``fit(..., val_texts=, val_targets=)`` selects them as ``RegressionLM`` does: every
+``eval_every`` steps the head is scored on those rows by ``val_metric`` ("spearman": 1 - the within-task
+rank correlation of its predictions, averaged over objectives; "loss": their squared error in the space
+it regresses), stops after ``patience`` evaluations without improvement, and keeps the best weights (the
+``average_best`` best, averaged): the same rule as the RLM's, for an ablation that differs only in the
+output side.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coderlm.data.checks import check_texts
+from coderlm.data.checks import check_targets, check_texts
 from coderlm.devices import resolve_device
 from coderlm.evaluation.baselines.base import (
     check_fit_inputs,
@@ -37,16 +45,19 @@ from coderlm.evaluation.baselines.base import (
     log_scale,
     to_fit_space,
 )
+from coderlm.evaluation.metrics import task_spearman
 from coderlm.model.build import build_tokenizer, model_config
 from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
 from coderlm.model.transformer import Encoder, init_weights, masked_mean, weighted_mean
+from coderlm.text.bpe import TokenBatch
 from coderlm.training.batches import TokenTensors
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import augmented_texts
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
+from coderlm.training.validation import Validation
 
 
 class RegressionHead(nn.Module):
@@ -165,9 +176,19 @@ class RegressionHeadRegressor:
         self.batch_size = batch_size
         self.device = device
 
-    def fit(self, texts: Sequence[str], targets, tasks: Sequence[str] | None = None) -> RegressionHeadRegressor:
-        """Learn the input tokenizer, then train the model; missing (NaN) objectives get zero loss weight."""
+    def fit(
+        self,
+        texts: Sequence[str],
+        targets,
+        tasks: Sequence[str] | None = None,
+        val_texts: Sequence[str] | None = None,
+        val_targets=None,
+        val_tasks: Sequence[str] | None = None,
+    ) -> RegressionHeadRegressor:
+        """Learn the input tokenizer, then train the model; missing (NaN) objectives get zero loss weight.
+        ``val_texts`` / ``val_targets`` (/ ``val_tasks``): rows that select the weights kept (module doc)."""
         texts, values, tasks = check_fit_inputs(texts, targets, tasks)
+        val = check_validation(val_texts, val_targets, val_tasks, values.shape[1])
         options = size_options(self.model, type(self).__name__)
         train_config = TrainConfig.from_dict(dict(self.training or {}))
 
@@ -195,7 +216,15 @@ class RegressionHeadRegressor:
         device = torch.device(self._device())
         data = TokenTensors(tokens, np.where(present, scaled, 0.0), present, device)
         sampler = BatchSampler.for_config(len(texts), train_config, tasks, tokens.mask.sum(1))
-        result = Trainer(LossOf(model), train_config, sampler, data.batch, device=device).run()
+        val_loss = None
+        if val is not None:
+            val_space = np.stack([to_fit_space(val[1][:, j], c) for j, c in enumerate(logs)], axis=1)
+            val_scaled = scaler.transform(val_space, val[2]) if scaler is not None else val_space
+            val_loss = head_validation(
+                tokenizer.encode(val[0], config.max_input_len), val_scaled, val[2], train_config.val_metric
+            )
+        trainer = Trainer(LossOf(model), train_config, sampler, data.batch, val_loss=val_loss, device=device)
+        result = trainer.run()
         model.eval()
         self.model_, self.tokenizer_, self.scaler_ = model, tokenizer, scaler
         self.log_target_ = np.array(logs)  # (k,) log_scale per objective: 0 = linear
@@ -206,6 +235,8 @@ class RegressionHeadRegressor:
             "steps": result.step,
             "train_seconds": round(result.seconds, 3),
         }
+        if val is not None:
+            self.fit_report_ |= result.report(train_config.val_metric)
         return self
 
     @torch.no_grad()
@@ -215,11 +246,8 @@ class RegressionHeadRegressor:
         texts = check_texts(texts)
         tasks = check_tasks(tasks, len(texts))
         tokens = self.tokenizer_.encode(texts, self.model_.cfg.max_input_len)
-        device = torch.device(self._device())
-        self.model_.to(device).eval()
-        out = np.empty((len(texts), self.model_.head.out_features), dtype=np.float64)
-        for rows, ids, mask in tokens.by_length(self.batch_size, device):
-            out[rows] = self.model_(ids, mask).float().cpu().numpy()
+        self.model_.to(torch.device(self._device())).eval()
+        out = head_outputs(self.model_, tokens, self.batch_size)
         out = self.scaler_.inverse(out, tasks) if self.scaler_ is not None else out
         return np.stack([from_fit_space(out[:, j], float(c)) for j, c in enumerate(self.log_target_)], axis=1)
 
@@ -233,3 +261,62 @@ def options_like(params: dict) -> dict:
     batch size stays the head's own."""
     shared = set(inspect.signature(RegressionHeadRegressor).parameters) - {"batch_size"}
     return {name: value for name, value in params.items() if name in shared}
+
+
+def selection_like(rlm, training: dict | None) -> dict:
+    """``training`` options with the weight selection a fitted ``RegressionLM``'s fit ran, where they leave
+    it out: its ``val_metric`` and moving average (``ema_decay``, set by its start) as its fit report
+    records them, and evaluations as often as it made them."""
+    report = getattr(rlm, "fit_report_", None) or {}
+    training = dict(training or {})
+    for key in ("val_metric", "ema_decay"):
+        if key not in training and report.get(key):
+            training[key] = report[key]
+    evaluated = report.get("val_losses") or []
+    if "eval_every" not in training and len(evaluated) > 1:
+        training["eval_every"] = int(evaluated[0][0])
+    return training
+
+
+@torch.no_grad()
+def head_outputs(model: RegressionHead, tokens: TokenBatch, batch_size: int) -> np.ndarray:
+    """The head's raw outputs (n, k) float64 for encoded inputs, in the space it regresses."""
+    device = next(model.parameters()).device
+    out = np.empty((len(tokens.ids), model.head.out_features), dtype=np.float64)
+    for rows, ids, mask in tokens.by_length(batch_size, device):
+        out[rows] = model(ids, mask).float().cpu().numpy()
+    return out
+
+
+def check_validation(texts, targets, tasks, num_objectives: int) -> tuple | None:
+    """``None`` without validation rows, else (texts, float64 targets (n, k), tasks); ValueError when only
+    one of texts and targets is given or their objectives differ from the training targets'."""
+    if texts is None and targets is None:
+        return None
+    if texts is None or targets is None:
+        raise ValueError("validation needs both val_texts and val_targets")
+    texts = check_texts(texts)
+    values = check_targets(targets, len(texts), None, (), allow_nan=True)
+    if values.shape[1] != num_objectives:
+        raise ValueError(f"val_targets have {values.shape[1]} objective(s), the training targets {num_objectives}")
+    return texts, values, check_tasks(tasks, len(texts))
+
+
+def head_validation(tokens: TokenBatch, scaled: np.ndarray, tasks: list[str] | None, metric: str) -> Validation:
+    """What the trainer minimizes on the validation rows (``scaled``: their targets in the space the head
+    regresses, NaN where missing): 1 - mean over objectives of the within-task Spearman rho of the head's
+    outputs ("spearman"; per-task scaling and the log are monotone, so the outputs rank as predictions
+    do), or their mean squared error over the present targets ("loss")."""
+    present = ~np.isnan(scaled)
+
+    def loss(objective: nn.Module) -> float:
+        out = head_outputs(objective.model, tokens, 64)
+        if metric == "loss":
+            return float(np.mean((out[present] - scaled[present]) ** 2))
+        rhos = []
+        for j in range(scaled.shape[1]):
+            rows = np.flatnonzero(present[:, j])
+            rhos.append(task_spearman(out[rows, j], scaled[rows, j], [tasks[i] for i in rows] if tasks else None))
+        return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
+
+    return loss
