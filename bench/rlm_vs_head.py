@@ -140,6 +140,14 @@ def cell_task(path: Path, args) -> Task:
     if args.synthetic:
         targets, objectives = synthetic_targets(texts, args.synthetic), list(SETS[args.synthetic])
         short = {name: name for name in objectives}
+    elif args.objectives:  # a subset, by dataset or short name
+        names = {name: o for o in objectives for name in (o, short[o])}
+        unknown = [o for o in args.objectives.split(",") if o not in names]
+        if unknown:
+            raise SystemExit(f"--objectives: {unknown} not among {sorted(names)}")
+        chosen = [names[o] for o in args.objectives.split(",")]
+        targets = targets[:, [objectives.index(o) for o in chosen]]
+        objectives = chosen
     training = {"batch_size": args.batch_size or 32, "eval_every": max(args.steps // 10, 1)}
     return Task(texts, targets, objectives, short, {"vocab_size": 512, "max_input_len": 64}, training, 1000)
 
@@ -270,7 +278,7 @@ def summary(rows: list[dict], columns: list[str]) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA, help="nasbench201.csv, or a collected ONNX dataset")
-    parser.add_argument("--objectives", default="", help="with a .jsonl dataset: comma-separated (default: all)")
+    parser.add_argument("--objectives", default="", help="comma-separated (default: all; cell strings: e.g. cpu)")
     parser.add_argument(
         "--synthetic",
         choices=sorted(SETS),
