@@ -38,6 +38,12 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu", help="where the RLMs train and sample: cpu, cuda, cuda:N, auto")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="RLM training precision")
     parser.add_argument("--head-steps", type=int, default=1500, help="regression head training steps")
+    parser.add_argument(
+        "--head-validation",
+        action="store_true",
+        help="the regression heads train on the training rows and select their weights on the validation rows "
+        "as the RLM does (its --val-metric, evaluations, --ema-decay, --patience, --average-best)",
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--weight-decay", type=float, default=0.0, help="the RLM's AdamW decoupled weight decay")

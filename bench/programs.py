@@ -91,6 +91,8 @@ def label(row: dict) -> str:
         method += f" weight_decay={row['weight_decay']:g}"
     if row.get("target_noise") is not None:  # set by --target-noise (else the library's default)
         method += f" target_noise={row['target_noise']:g}"
+    if row.get("selection"):
+        method += f" ({row['selection']})"
     if row.get("extra_train"):
         method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":
@@ -284,7 +286,15 @@ def main() -> None:
                     options["training"]["learning_rate"] = args.init_learning_rate
                     head = {"encoder": "pretrained", "init": folder}
             start = time.perf_counter()
-            baseline = make_baseline(name, **options).fit(read(seen), targets[seen], tasks=[tasks[i] for i in seen])
+            if options and args.head_validation:  # the RLM's selection, on its validation rows
+                keys = ("val_metric", "ema_decay", "patience", "average_best")
+                options["training"] |= {k: rlm_training[k] for k in keys}
+                head["selection"] = "validation"
+                baseline = make_baseline(name, **options).fit(
+                    read(tr), targets[tr], [tasks[i] for i in tr], read(va), targets[va], [tasks[i] for i in va]
+                )
+            else:
+                baseline = make_baseline(name, **options).fit(read(seen), targets[seen], [tasks[i] for i in seen])
             train_s = time.perf_counter() - start
             predicted = baseline.predict(read(te), tasks=test_tasks)
             row = scores(predicted, name, test, train_s=train_s, reads=args.baselines_read, extra_train=extra_train)
