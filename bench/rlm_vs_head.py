@@ -68,7 +68,7 @@ from coderlm.model.config import ModelConfig
 from coderlm.numbers import P10
 from coderlm.text.augment import variants
 from coderlm.training.config import TrainConfig
-from coderlm.training.start_rate import EMA_SPAN, from_scratch
+from coderlm.training.start_rate import start_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import encoder_family, family_options, starting_point
@@ -235,8 +235,7 @@ def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, flo
         training["augment"] = args.head_augment
     if args.head_validation:  # the RLM's selection: its validation rows, metric and moving average
         training |= {k: v for k, v in task.training.items() if k in ("eval_every", "val_metric")}
-        if from_scratch(False, model) and args.steps >= 2 * EMA_SPAN:
-            training["ema_decay"] = 1.0 - EMA_SPAN / args.steps
+        training["ema_decay"] = start_config(training, False, model, task.pick(tr))[0].ema_decay  # the RLM's rule
     head = make_baseline("regression_head_norm", **text_options(task, kind), model=model, training=training)
     if args.head_validation:
         head.fit(task.pick(tr), task.targets[tr], val_texts=task.pick(va), val_targets=task.targets[va])

@@ -45,7 +45,6 @@ from coderlm.evaluation.baselines.base import (
     log_scale,
     to_fit_space,
 )
-from coderlm.evaluation.metrics import task_spearman
 from coderlm.model.build import build_tokenizer, model_config
 from coderlm.model.config import ModelConfig, size_options
 from coderlm.model.hf_encoder import SCRATCH, PretrainedEncoder
@@ -57,7 +56,7 @@ from coderlm.training.examples import augmented_texts
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
-from coderlm.training.validation import Validation
+from coderlm.training.validation import Validation, ranking_validation
 
 
 class RegressionHead(nn.Module):
@@ -220,9 +219,8 @@ class RegressionHeadRegressor:
         if val is not None:
             val_space = np.stack([to_fit_space(val[1][:, j], c) for j, c in enumerate(logs)], axis=1)
             val_scaled = scaler.transform(val_space, val[2]) if scaler is not None else val_space
-            val_loss = head_validation(
-                tokenizer.encode(val[0], config.max_input_len), val_scaled, val[2], train_config.val_metric
-            )
+            val_tokens = tokenizer.encode(val[0], config.max_input_len)
+            val_loss = head_validation(model, val_tokens, val_scaled, val[2], train_config.val_metric)
         trainer = Trainer(LossOf(model), train_config, sampler, data.batch, val_loss=val_loss, device=device)
         result = trainer.run()
         model.eval()
@@ -302,21 +300,15 @@ def check_validation(texts, targets, tasks, num_objectives: int) -> tuple | None
     return texts, values, check_tasks(tasks, len(texts))
 
 
-def head_validation(tokens: TokenBatch, scaled: np.ndarray, tasks: list[str] | None, metric: str) -> Validation:
+def head_validation(
+    model: RegressionHead, tokens: TokenBatch, scaled: np.ndarray, tasks: list[str] | None, metric: str
+) -> Validation:
     """What the trainer minimizes on the validation rows (``scaled``: their targets in the space the head
-    regresses, NaN where missing): 1 - mean over objectives of the within-task Spearman rho of the head's
-    outputs ("spearman"; per-task scaling and the log are monotone, so the outputs rank as predictions
-    do), or their mean squared error over the present targets ("loss")."""
+    regresses, NaN where missing): the RLM's ``ranking_validation`` of the head's outputs as its one sample
+    ("spearman"; per-task scaling and the log are monotone, so the outputs rank as predictions do), or their
+    mean squared error over the present targets ("loss")."""
+    outputs = lambda: head_outputs(model, tokens, 64)  # noqa: E731
+    if metric == "spearman":
+        return ranking_validation(lambda: outputs()[:, None, :], scaled, tasks)
     present = ~np.isnan(scaled)
-
-    def loss(objective: nn.Module) -> float:
-        out = head_outputs(objective.model, tokens, 64)
-        if metric == "loss":
-            return float(np.mean((out[present] - scaled[present]) ** 2))
-        rhos = []
-        for j in range(scaled.shape[1]):
-            rows = np.flatnonzero(present[:, j])
-            rhos.append(task_spearman(out[rows, j], scaled[rows, j], [tasks[i] for i in rows] if tasks else None))
-        return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
-
-    return loss
+    return lambda _objective: float(np.mean((outputs()[present] - scaled[present]) ** 2))
