@@ -142,6 +142,13 @@ def parse_args(doc: str) -> argparse.Namespace:
         help="save every RLM trained here to DIR/<split>-<encoder family>-seed<N> (then usable as --encoders FOLDER)",
     )
     parser.add_argument(
+        "--runs",
+        type=Path,
+        help="train every RLM in a run folder DIR/<split>-<encoder family>-seed<N>, checkpointed every "
+        "validation: run the same command again and a stopped RLM continues where it stopped, a finished one "
+        "is loaded (hours-long schedules on a CPU, across sessions)",
+    )
+    parser.add_argument(
         "--head-encoder",
         help="the regression-head baselines start from this pretrained encoder (a folder or builtin:<name>), "
         "fine-tuned at --init-learning-rate as the RLM is: the paper's ablation on the same pretrained encoder",

@@ -50,7 +50,12 @@ fine-tunes such a model on this corpus (the labelled-transfer route, beside pret
     python bench/programs.py --data out/programs/mbxp.jsonl --languages python --splits problem \
         --encoders out/lc_models/problem-scratch-seed0
 
-``--json`` is rewritten after every method, so a stopped run keeps the rows it finished.
+``--json`` is rewritten after every method, so a stopped run keeps the rows it finished. ``--runs DIR``
+trains each RLM in a run folder (``DIR/<split>-<encoder family>-seed<N>``, checkpointed four times per
+validation): the same command run again continues a stopped RLM and loads a finished one, so a schedule of
+hours on a CPU can span several sittings:
+
+    python bench/programs.py --corpus leetcode --steps 12000 --runs out/lc_runs --json out/lc_long.json
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ from coderlm.builtin import model_folder
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.model.build import build_tokenizer
+from coderlm.model.files import CONFIG_FILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
@@ -109,6 +115,19 @@ def rlm_window(texts: list[str], train_texts: list[str], vocab_size: int, max_in
     keep = max_input_len - 1
     encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
     return [t[: e.offsets[keep - 1][1]] if len(e.ids) > keep else t for t, e in zip(texts, encoded, strict=True)]
+
+
+def fit_or_resume(rlm: RegressionLM, run: Path | None, **fit) -> RegressionLM:
+    """``rlm.fit(**fit)``; with a ``run`` folder (``--runs``), a model finished there is loaded instead and a
+    run stopped there continues from its latest checkpoint (``fit(resume=True)``)."""
+    if run is None:
+        return rlm.fit(**fit)
+    if (run / CONFIG_FILE).is_file():
+        print(f"  {run}: finished, loaded")
+        return RegressionLM.load(run, device=rlm.device)
+    resume = (run / "checkpoints" / "latest").is_file()
+    print(f"  {run}: {'continued from its latest checkpoint' if resume else 'new run'}")
+    return rlm.fit(**fit, run_dir=run, resume=resume)
 
 
 def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
@@ -190,6 +209,8 @@ def main() -> None:
     }
     if args.target_noise is not None:
         rlm_training["target_noise"] = args.target_noise
+    if args.runs:  # a stopped run loses at most a quarter of the steps between validations
+        rlm_training["checkpoint_every"] = max(training["eval_every"] // 4, 1)
     for how in args.splits.split(","):
         parts = split(own, how)
         if args.max_train:
@@ -223,10 +244,13 @@ def main() -> None:
                     batch_size=64,
                     device=args.device,
                 )
+                run = args.runs / f"{how}-{kind}-seed{seed}" if args.runs else None
                 with starting_point(kind, folder, seed) as start_from:
-                    rlm.fit(
-                        pick(tr),
-                        targets[tr],
+                    rlm = fit_or_resume(
+                        rlm,
+                        run,
+                        texts=pick(tr),
+                        targets=targets[tr],
                         objectives=OBJECTIVES,
                         tasks=[tasks[i] for i in tr],
                         val_texts=pick(va),
@@ -234,7 +258,7 @@ def main() -> None:
                         val_tasks=[tasks[i] for i in va],
                         init=start_from,
                     )
-                train_s = time.perf_counter() - start
+                train_s = rlm.fit_report_["train_seconds"] if run else time.perf_counter() - start
                 if args.save_models:  # e.g. as --encoders FOLDER of a run on another corpus
                     rlm.save(args.save_models / f"{how}-{kind}-seed{seed}")
                 start = time.perf_counter()

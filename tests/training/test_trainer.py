@@ -74,8 +74,13 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         first.run()
     assert (tmp_path / "cut" / "checkpoints" / "latest").read_text().strip() == "step-0000010"
+    state_file = tmp_path / "cut" / "checkpoints" / "step-0000010" / "trainer.json"
+    state = json.loads(state_file.read_text())
+    state["extra"]["seconds"] = 1000.0  # as if the first ten steps had taken this long
+    state_file.write_text(json.dumps(state))
     resumed = make_trainer(tmp_path / "cut", checkpoint_every=5, log_every=1, seed=123).run(resume=True)
     assert resumed.step == 20
+    assert 1000.0 < resumed.seconds < 1000.0 + 60  # the time trained counts the earlier call's
     assert resumed.losses == full.losses[10:]  # bit-identical: same batches, RNG and optimizer state
     cut_curve = [json.loads(line)["loss"] for line in (tmp_path / "cut" / "metrics.jsonl").read_text().splitlines()]
     full_curve = [json.loads(line)["loss"] for line in (tmp_path / "full" / "metrics.jsonl").read_text().splitlines()]

@@ -43,7 +43,7 @@ class TrainResult:
     val_losses: list[tuple[int, float]]  # (step, validation loss) of each evaluation
     best_val_loss: float | None
     stopped_early: bool
-    seconds: float
+    seconds: float  # seconds trained, a resumed run's earlier calls included
     kept_steps: list[int | None] = dataclasses.field(default_factory=list)  # weights returned (averaged), best first
     out_of_time: bool = False  # stopped by max_seconds before its last step
 
@@ -209,7 +209,7 @@ class Trainer:
             self.objective.load_state_dict(best.average())
         result.kept_steps = best.steps
         self.objective.eval()
-        result.seconds = time.perf_counter() - clock.began
+        result.seconds = clock.elapsed()  # a resumed run's earlier calls included
         return result
 
     def _out_of_time(self, clock: Clock, dist: DistInfo) -> bool:

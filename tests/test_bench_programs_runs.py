@@ -1,0 +1,82 @@
+"""The programs bench's run folders (bench/programs.py --runs): a finished RLM is loaded, a stopped one
+continues from its latest checkpoint, and the model either way is the one the uninterrupted run returned."""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coderlm import RegressionLM
+from coderlm.model.files import CONFIG_FILE
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from programs import fit_or_resume
+
+TEXTS = [f"def f{i}(x):\\n    return [0] * {i}" for i in range(24)]
+TARGETS = [[10.0 * (i + 1), 0.5 + i] for i in range(24)]
+
+
+def rlm() -> RegressionLM:
+    training = {"steps": 12, "batch_size": 8, "eval_every": 4, "checkpoint_every": 4, "val_metric": "spearman"}
+    return RegressionLM(
+        vocab_size=300, model={"encoder_dim": 32, "decoder_dim": 32, "encoder_layers": 1}, training=training
+    )
+
+
+def fit(model: RegressionLM, run: Path | None) -> RegressionLM:
+    return fit_or_resume(
+        model,
+        run,
+        texts=TEXTS[:18],
+        targets=TARGETS[:18],
+        objectives=["memory", "runtime"],
+        val_texts=TEXTS[18:],
+        val_targets=TARGETS[18:],
+    )
+
+
+def samples(model: RegressionLM) -> np.ndarray:
+    return model.sample(TEXTS[18:], num_samples=4, seed=0)
+
+
+def test_without_a_folder_it_fits(tmp_path):
+    model = fit(rlm(), None)
+    assert model.fit_report_["steps"] == 12 and not list(tmp_path.iterdir())
+
+
+def test_a_finished_run_is_loaded_and_a_stopped_one_continues(tmp_path, capsys):
+    run = tmp_path / "problem-scratch-seed0"
+    first = fit(rlm(), run)
+    assert (run / CONFIG_FILE).is_file() and "new run" in capsys.readouterr().out
+    expected = samples(first)
+
+    loaded = fit(rlm(), run)  # nothing trained again
+    assert "finished, loaded" in capsys.readouterr().out
+    np.testing.assert_array_equal(samples(loaded), expected)
+    assert loaded.fit_report_["kept_steps"] == first.fit_report_["kept_steps"]
+
+    # as if stopped after its last checkpoint but before the model was written
+    copy = tmp_path / "stopped"
+    shutil.copytree(run, copy)
+    (copy / CONFIG_FILE).unlink()
+    resumed = fit(rlm(), copy)
+    assert "continued from its latest checkpoint" in capsys.readouterr().out
+    assert (copy / CONFIG_FILE).is_file()
+    np.testing.assert_array_equal(samples(resumed), expected)  # the same kept weights, restored
+    assert resumed.fit_report_["kept_steps"] == first.fit_report_["kept_steps"]
+    latest = copy / "checkpoints" / (copy / "checkpoints" / "latest").read_text().strip()
+    trained_before = json.loads((latest / "trainer.json").read_text())["extra"]["seconds"]
+    assert resumed.fit_report_["train_seconds"] >= trained_before > 0  # the earlier sitting's time counts
+
+
+def test_a_different_setting_is_refused_rather_than_mixed(tmp_path):
+    run = tmp_path / "run"
+    fit(rlm(), run)
+    (run / CONFIG_FILE).unlink()
+    other = rlm()
+    other.training = {**other.training, "ema_decay": 0.0, "average_best": 1}
+    with pytest.raises(ValueError, match="resume with the same setting"):
+        fit(other, run)
