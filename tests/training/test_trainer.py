@@ -225,6 +225,26 @@ def test_average_best_survives_resume(tmp_path):
         make_trainer(tmp_path / "cut", **{**options, "average_best": 3}).run(resume=True)
 
 
+def test_weights_validated_after_the_checkpoint_resumed_from_are_not_kept_twice(tmp_path):
+    # validations every 5 steps, checkpoints every 10: stopped at step 17, the run resumes from step 10 and
+    # validates step 15 again; the weights it kept at step 15 before the stop must not count twice
+    options = {"val": True, "steps": 20, "eval_every": 5, "checkpoint_every": 10, "average_best": 2}
+    scores = {5: 0.9, 10: 0.8, 15: 0.5, 20: 0.95}  # the best two: steps 15 and 10
+
+    def scripted(trainer: Trainer, steps: list[int]) -> Trainer:
+        trainer.val_loss = lambda module: scores[steps.pop(0)]
+        return trainer
+
+    assert scripted(make_trainer(tmp_path / "full", **options), [5, 10, 15, 20]).run().kept_steps == [15, 10]
+    first = scripted(make_trainer(tmp_path / "cut", **options), [5, 10, 15])
+    first.sampler = _Stopping(first.sampler, stop_at=17)
+    with pytest.raises(KeyboardInterrupt):
+        first.run()
+    assert (tmp_path / "cut" / "checkpoints" / "latest").read_text().strip() == "step-0000010"
+    resumed = scripted(make_trainer(tmp_path / "cut", **options), [15, 20])
+    assert resumed.run(resume=True).kept_steps == [15, 10]
+
+
 def test_average_best_resumes_from_a_checkpoint_before_any_validation(tmp_path):
     options = {"val": True, "steps": 20, "eval_every": 20, "checkpoint_every": 5, "average_best": 2}
     first = make_trainer(tmp_path, **options)

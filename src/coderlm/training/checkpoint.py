@@ -235,8 +235,10 @@ class BestWeights:
         """The uniform mean of the kept weights."""
         return average_states([entry.state for entry in self.kept])
 
-    def load(self, best_val: float | None, device: str | torch.device) -> None:
-        """The kept weights of a run folder, for resume; before ``kept.json``: the best one."""
+    def load(self, best_val: float | None, device: str | torch.device, until: int | None = None) -> None:
+        """The kept weights of a run folder, for resume; before ``kept.json``: the best one. ``until``: the step
+        resumed from; weights validated after it (a run stopped between a validation and its checkpoint) are
+        dropped, as the resumed run validates that step again."""
         assert self.folder is not None
         if (self.folder / "kept.json").is_file():
             saved = json.loads((self.folder / "kept.json").read_text())
@@ -250,9 +252,9 @@ class BestWeights:
                 f"cannot resume {self.folder.parent}: average_best was {saved['average_best']} when it was "
                 "written; resume with the same setting"
             )
+        entries = [e for e in saved["kept"] if until is None or e["step"] is None or e["step"] <= until]
         self.kept = [
-            Kept(e["val"], e["step"], load_file(str(self.folder / e["file"]), device=str(device)))
-            for e in saved["kept"]
+            Kept(e["val"], e["step"], load_file(str(self.folder / e["file"]), device=str(device))) for e in entries
         ]
 
 

@@ -232,7 +232,7 @@ class Trainer:
         if average is not None:
             average.load(state["averaged"])
         best_val = state["extra"].get("best_val_loss")
-        best.load(best_val, self.device)
+        best.load(best_val, self.device, until=state["step"])
         extra = state["extra"]
         return state["step"], best_val, extra.get("bad_evals", 0), extra.get("seconds", 0.0)
 
