@@ -1,10 +1,13 @@
-"""A tiny regression objective for trainer tests: y = x @ w + noise, with dropout so RNG matters."""
+"""A tiny regression objective for trainer tests: y = x @ w + noise, with dropout so RNG matters; and a
+``Trainer`` on it (``make_trainer``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 from torch import nn
+
+from coderlm.training import BatchSampler, TrainConfig, Trainer
 
 
 class Toy(nn.Module):
@@ -29,3 +32,19 @@ def collate_for(x: torch.Tensor, y: torch.Tensor):
         return {"x": x[index], "y": y[index]}
 
     return collate
+
+
+QUIET = {"progress": False}
+
+
+def make_trainer(run_dir=None, val=False, seed=0, **options) -> Trainer:
+    torch.manual_seed(seed)
+    x, y = toy_data()
+    config = TrainConfig(**{"steps": 20, "batch_size": 8, **QUIET, **options})
+    collate = collate_for(x, y)
+    val_loss = None
+    if val:
+        vx, vy = toy_data(32, seed=1)
+        val_loss = lambda module: float(module(collate_for(vx, vy)(np.arange(32))))  # noqa: E731
+    sampler = BatchSampler(len(x), config.batch_size, config.seed)
+    return Trainer(Toy(), config, sampler, collate, val_loss=val_loss, run_dir=run_dir)
