@@ -58,6 +58,28 @@ def parse_args(doc: str) -> argparse.Namespace:
         choices=["spearman", "loss"],
         help="which validation score picks the RLM's weights",
     )
+    parser.add_argument(
+        "--val-task-weights",
+        default="rows",
+        choices=["rows", "equal"],
+        help="ranking validation's mean over languages: each weighted by its validation rows, or all alike (the "
+        "plain per-language mean the tables report)",
+    )
+    parser.add_argument(
+        "--task-sampling",
+        default="proportional",
+        choices=["proportional", "temperature"],
+        help="the RLM's training batches: every row equally often, or languages drawn by rows**(1/T)",
+    )
+    parser.add_argument(
+        "--task-temperature", type=float, default=2.0, help="T of --task-sampling temperature (large: languages alike)"
+    )
+    parser.add_argument(
+        "--rlm-objective",
+        choices=["peak_memory_bytes", "runtime_s"],
+        help="the RLMs learn this one target (its columns only; the other's are left empty); default: both, "
+        "decoded one after the other",
+    )
     parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
     parser.add_argument(
         "--ema-decay",

@@ -34,7 +34,7 @@ def pairwise(predicted: np.ndarray, measured: np.ndarray, tasks: list[str], grou
     hits: dict[str, list[int]] = {}
     for (task, _), rows in by.items():
         for a, b in combinations(rows, 2):
-            if measured[a, 0] == measured[b, 0]:
+            if measured[a, 0] == measured[b, 0] or np.isnan(predicted[[a, b], 0]).any():  # NaN: memory not predicted
                 continue
             right = (predicted[a, 0] < predicted[b, 0]) == (measured[a, 0] < measured[b, 0])
             hits.setdefault(task, []).append(int(right))

@@ -206,11 +206,16 @@ def main() -> None:
         "augment": args.augment,
         "max_seconds": args.max_seconds,
         "precision": args.precision,
+        "val_task_weights": args.val_task_weights,
+        "task_sampling": args.task_sampling,
+        "task_temperature": args.task_temperature,
     }
     if args.target_noise is not None:
         rlm_training["target_noise"] = args.target_noise
     if args.runs:  # a stopped run loses at most a quarter of the steps between validations
         rlm_training["checkpoint_every"] = max(training["eval_every"] // 4, 1)
+    # the objectives the RLMs learn (columns of targets): both, or the one --rlm-objective names
+    learned = [OBJECTIVES.index(args.rlm_objective)] if args.rlm_objective else list(range(len(OBJECTIVES)))
     for how in args.splits.split(","):
         parts = split(own, how)
         if args.max_train:
@@ -230,8 +235,10 @@ def main() -> None:
                 rlm_model = rlm_model | attention
                 family |= attention
             settings = {k: rlm_training[k] for k in ("val_metric", "ema_decay", "average_best")}
-            options = ("digit_decay", "aux_regression", "weight_decay", "augment")
+            options = ("digit_decay", "aux_regression", "weight_decay", "augment", "val_task_weights", "task_sampling")
+            options += ("task_temperature",) if args.task_sampling == "temperature" else ()
             settings |= {k: rlm_training[k] for k in options} | {"target_noise": args.target_noise}
+            settings |= {"objective": args.rlm_objective} if args.rlm_objective else {}
             pooled = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 start = time.perf_counter()
@@ -244,25 +251,27 @@ def main() -> None:
                     batch_size=64,
                     device=args.device,
                 )
-                run = args.runs / f"{how}-{kind}-seed{seed}" if args.runs else None
+                name = f"{how}-{kind}-seed{seed}" + (f"-{args.rlm_objective}" if args.rlm_objective else "")
+                run = args.runs / name if args.runs else None
                 with starting_point(kind, folder, seed) as start_from:
                     rlm = fit_or_resume(
                         rlm,
                         run,
                         texts=pick(tr),
-                        targets=targets[tr],
-                        objectives=OBJECTIVES,
+                        targets=targets[tr][:, learned],
+                        objectives=[OBJECTIVES[j] for j in learned],
                         tasks=[tasks[i] for i in tr],
                         val_texts=pick(va),
-                        val_targets=targets[va],
+                        val_targets=targets[va][:, learned],
                         val_tasks=[tasks[i] for i in va],
                         init=start_from,
                     )
                 train_s = rlm.fit_report_["train_seconds"] if run else time.perf_counter() - start
                 if args.save_models:  # e.g. as --encoders FOLDER of a run on another corpus
-                    rlm.save(args.save_models / f"{how}-{kind}-seed{seed}")
+                    rlm.save(args.save_models / name)
                 start = time.perf_counter()
-                samples = rlm.sample(pick(te), num_samples=args.samples, seed=0, progress=True)
+                samples = np.full((len(te), args.samples, len(OBJECTIVES)), np.nan)  # NaN: an objective not learned
+                samples[:, :, learned] = rlm.sample(pick(te), num_samples=args.samples, seed=0, progress=True)
                 predict_s = time.perf_counter() - start
                 pooled.append(samples)
                 predicted = point_estimate(samples, "median")

@@ -84,6 +84,19 @@ def test_validation_can_score_ranking_instead_of_likelihood():
         RegressionLM(training={"val_metric": "accuracy"}).fit(texts, targets)
 
 
+def test_ranking_validation_can_weigh_tasks_alike():
+    texts, targets = line_count_task(40, seed=4)
+    tasks = ["a"] * 14 + ["b"] * 6  # the plain mean over tasks, not the mean over rows
+    training = {"steps": 6, "val_metric": "spearman", "val_samples": 8, "val_task_weights": "equal"}
+    rlm = RegressionLM(vocab_size=300, model=TINY, training=training)
+    rlm.fit(texts[:20], targets[:20], val_texts=texts[20:], val_targets=targets[20:], val_tasks=tasks)
+    medians = np.median(rlm.sample(texts[20:], num_samples=8, seed=0)[:, :, 0], axis=1)
+    equal = task_spearman(medians, targets[20:], tasks, "equal")
+    assert rlm.fit_report_["best_val_loss"] == pytest.approx(1 - equal)
+    with pytest.raises(ValueError, match="val_task_weights"):
+        RegressionLM(training={"val_task_weights": "by size"}).fit(texts, targets)
+
+
 def test_ranking_validation_reports_truncated_inputs_once(caplog):
     texts, targets = line_count_task(24, seed=5)
     rlm = RegressionLM(

@@ -244,7 +244,7 @@ class RegressionLM:
         if config.val_metric == "spearman":
             tokens = self._encode(val.texts)  # once: every evaluation reads the same inputs
             samples = lambda: self.codec_.decode(self._sample_ids(tokens, config.val_samples, None, 0))  # noqa: E731
-            return ranking_validation(samples, val.values, val.tasks)
+            return ranking_validation(samples, val.values, val.tasks, config.val_task_weights)
         tokens = self.tokenizer_.encode(val.texts, self._input_len())
         targets = encode_targets(self.codec_, val.values, missing, trained, config.digit_decay)
         return likelihood_validation(make_tensors(tokens, targets))

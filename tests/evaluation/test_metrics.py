@@ -134,3 +134,14 @@ def test_task_spearman_ranks_within_tasks_weighted_by_rows():
     assert task_spearman([1, 2, 3, 5, 5, 9], [1, 2, 3, 1, 2, 7], ["a", "a", "a", "b", "b", "c"]) == pytest.approx(0.6)
     assert task_spearman([1, 2, float("nan")], [1, 2, 3], ["a", "a", "a"]) == pytest.approx(1.0)
     assert math.isnan(task_spearman([1, 2], [3, 3], ["a", "a"]))
+
+
+def test_task_spearman_can_weigh_tasks_alike():
+    predicted = [1, 2, 3, 4, 300, 200]
+    measured = [1, 2, 3, 4, 100, 200]
+    tasks = ["a", "a", "a", "a", "b", "b"]
+    assert task_spearman(predicted, measured, tasks, "equal") == pytest.approx((1.0 + -1.0) / 2)
+    # skipped tasks stay skipped: the one-row task c weighs nothing either way
+    assert task_spearman([1, 2, 3, 5, 5, 9], [1, 2, 3, 1, 2, 7], ["a", "a", "a", "b", "b", "c"], "equal") == 0.5
+    with pytest.raises(ValueError, match="task weights must be one of"):
+        task_spearman(predicted, measured, tasks, "by size")

@@ -94,15 +94,26 @@ def group_spearman(predicted: Sequence[float], measured: Sequence[float], groups
     }
 
 
-def task_spearman(predicted: Sequence[float], measured: Sequence[float], tasks: Sequence | None = None) -> float:
-    """Spearman correlation within each task, averaged with each task weighted by its rows.
+TASK_WEIGHTS = ("rows", "equal")
+
+
+def task_spearman(
+    predicted: Sequence[float], measured: Sequence[float], tasks: Sequence | None = None, weights: str = "rows"
+) -> float:
+    """Spearman correlation within each task, averaged with each task weighted by its rows
+    (``weights="rows"``) or all tasks alike (``"equal"``: the plain mean of per-task figures a
+    per-language table reports).
 
     Ranking across tasks with different scales (bytes of a Python heap, megabytes of a JVM)
     would reward telling the tasks apart; this asks for the order within each. Tasks with
     fewer than two finite rows or constant measured values are skipped; a task whose
     predictions are all equal counts as 0. NaN when no task is usable.
     """
+    if weights not in TASK_WEIGHTS:
+        raise ValueError(f"task weights must be one of {TASK_WEIGHTS}, got {weights!r}")
     used = _spearman_by_group(predicted, measured, [""] * len(predicted) if tasks is None else tasks)
+    if weights == "equal":
+        used = [(rho, 1) for rho, _ in used]
     rows = sum(size for _, size in used)
     return sum(rho * size for rho, size in used) / rows if rows else NAN
 

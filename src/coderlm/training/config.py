@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from coderlm.evaluation.metrics import TASK_WEIGHTS
 from coderlm.options import OptionError, check_integers, check_options
 
 OPTIMIZERS = ("adamw", "adafactor")
@@ -39,6 +40,7 @@ class TrainConfig:
     patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
     val_metric: str = "loss"  # what validation minimizes: "loss" (NLL) or "spearman" (1 - rho of sample medians)
     val_samples: int = 16  # samples per validation input with val_metric "spearman"
+    val_task_weights: str = "rows"  # with val_metric "spearman": tasks weighted by their rows or "equal"
     average_best: int = 1  # return the uniform average of the N best-validating weights (1: the best one)
     checkpoint_every: int = 0  # steps between checkpoints in the run folder; 0 = only at the end
     keep_checkpoints: int = 2  # step checkpoints kept on disk (the best one is kept apart)
@@ -73,6 +75,7 @@ class TrainConfig:
             ("encoder_cache", ENCODER_CACHES),
             ("cache_dtype", CACHE_DTYPES),
             ("val_metric", VAL_METRICS),
+            ("val_task_weights", TASK_WEIGHTS),
         ):
             if getattr(self, name) not in allowed:
                 raise OptionError(name, f"must be one of {allowed}, got {getattr(self, name)!r}", "training option")

@@ -4,8 +4,9 @@ weights.
 
 * ``"loss"``: the mean negative log-likelihood of the validation targets' number tokens;
 * ``"spearman"``: 1 - Spearman's rho between the median of ``val_samples`` samples and the
-  measured values, within each task (``evaluation.metrics.task_spearman``), averaged over
-  objectives. This asks what the model is used for (ranking), not how well it spells numbers.
+  measured values, within each task (``evaluation.metrics.task_spearman``; tasks weighted by
+  their rows or alike, training option ``val_task_weights``), averaged over objectives. This
+  asks what the model is used for (ranking), not how well it spells numbers.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ def likelihood_validation(tensors: TokenTensors) -> Validation:
 
 
 def ranking_validation(
-    sample: Callable[[], np.ndarray], values: np.ndarray, tasks: Sequence[str] | None = None
+    sample: Callable[[], np.ndarray], values: np.ndarray, tasks: Sequence[str] | None = None, weights: str = "rows"
 ) -> Validation:
-    """1 - mean over objectives of the within-task Spearman rho of sample medians; ``sample()`` draws
-    (n, S, k) samples of the validation inputs from the model as it is now."""
+    """1 - mean over objectives of the within-task Spearman rho of sample medians (tasks weighted by
+    ``weights``: "rows" or "equal"); ``sample()`` draws (n, S, k) samples of the validation inputs from
+    the model as it is now."""
 
     def loss(_objective: nn.Module) -> float:
         medians = point_estimate(sample(), "median")
-        rhos = [task_spearman(medians[:, j], values[:, j], tasks) for j in range(values.shape[1])]
+        rhos = [task_spearman(medians[:, j], values[:, j], tasks, weights) for j in range(values.shape[1])]
         return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
 
     return loss
