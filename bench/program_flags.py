@@ -171,6 +171,12 @@ def parse_args(doc: str) -> argparse.Namespace:
         "is loaded (hours-long schedules on a CPU, across sessions)",
     )
     parser.add_argument(
+        "--pool",
+        default="",
+        help="comma-separated saved RLMs or finished run folders (e.g. of --runs) trained on this split: one more "
+        "row, their samples pooled (coderlm.ensemble); one-target models (--rlm-objective) fill their column",
+    )
+    parser.add_argument(
         "--head-encoder",
         help="the regression-head baselines start from this pretrained encoder (a folder or builtin:<name>), "
         "fine-tuned at --init-learning-rate as the RLM is: the paper's ablation on the same pretrained encoder",
@@ -190,6 +196,10 @@ def parse_args(doc: str) -> argparse.Namespace:
         "rewritten after every method so a stopped run keeps its finished rows",
     )
     args = parser.parse_args()
+    args.pool = [Path(p) for p in args.pool.split(",") if p]
+    for folder in args.pool:
+        if not folder.is_dir():
+            parser.error(f"--pool {folder}: no such folder")
     try:  # now, not after hours of training
         args.baselines = ",".join(baseline_names(args.baselines))
     except ValueError as e:

@@ -103,6 +103,10 @@ def label(row: dict) -> str:
         method += f" (+{row['extra_train']} in training)"
     if row.get("reads") == "window":
         method += " (the RLM's window)"
+    if row.get("objective"):  # --rlm-objective: one target learned
+        method += f" ({row['objective']} only)"
+    if row.get("pooled"):
+        return f"{method} ({row['models']} saved models pooled)"
     if row.get("models", 1) > 1:
         return f"{method} ({row['models']} seeds pooled)"
     return f"{method} seed {row['seed']}" if row.get("seed", 0) > 0 else method
@@ -128,6 +132,22 @@ def fit_or_resume(rlm: RegressionLM, run: Path | None, **fit) -> RegressionLM:
     resume = (run / "checkpoints" / "latest").is_file()
     print(f"  {run}: {'continued from its latest checkpoint' if resume else 'new run'}")
     return rlm.fit(**fit, run_dir=run, resume=resume)
+
+
+def pooled_row(folders: list[Path], texts: list[str], test: dict, num_samples: int) -> dict:
+    """A row for the pooled samples of saved RLMs (``--pool``; coderlm.ensemble's pooling): each model's
+    samples go to the columns of the targets it learned, so one-target models pool with two-target ones."""
+    pooled = []
+    for folder in folders:
+        model = RegressionLM.load(folder)
+        if not set(model.objectives_) <= set(OBJECTIVES):
+            raise SystemExit(f"--pool {folder}: predicts {model.objectives_}, not a subset of {OBJECTIVES}")
+        samples = np.full((len(texts), num_samples, len(OBJECTIVES)), np.nan)
+        columns = [OBJECTIVES.index(name) for name in model.objectives_]
+        samples[:, :, columns] = model.sample(texts, num_samples=num_samples, seed=0, progress=True)
+        pooled.append(samples)
+    predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
+    return scores(predicted, "rlm", test, models=len(folders), pooled=",".join(f.name for f in folders))
 
 
 def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
@@ -297,6 +317,10 @@ def main() -> None:
                 train_s = sum(r["train_s"] for r in results[-args.seeds :])
                 results.append(scores(predicted, "rlm", test, **family, models=args.seeds, train_s=train_s, **settings))
                 write_report(args, results, counts, stats, complete=False)
+        if args.pool:
+            results.append(pooled_row(args.pool, pick(te), test, args.samples))
+            print(f"  rlm, {len(args.pool)} saved models pooled")
+            write_report(args, results, counts, stats, complete=False)
         from coderlm.evaluation.baselines import make_baseline
 
         seen = np.concatenate([tr, va])

@@ -13,7 +13,8 @@ from coderlm import RegressionLM
 from coderlm.model.files import CONFIG_FILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from programs import fit_or_resume
+from program_scores import OBJECTIVES, scores
+from programs import fit_or_resume, pooled_row
 
 TEXTS = [f"def f{i}(x):\\n    return [0] * {i}" for i in range(24)]
 TARGETS = [[10.0 * (i + 1), 0.5 + i] for i in range(24)]
@@ -80,3 +81,21 @@ def test_a_different_setting_is_refused_rather_than_mixed(tmp_path):
     other.training = {**other.training, "ema_decay": 0.0, "average_best": 1}
     with pytest.raises(ValueError, match="resume with the same setting"):
         fit(other, run)
+
+
+def test_saved_models_pool_by_the_targets_each_learned(tmp_path):
+    both = fit_or_resume(rlm(), tmp_path / "both", texts=TEXTS[:18], targets=TARGETS[:18], objectives=OBJECTIVES)
+    runtime = [[row[1]] for row in TARGETS[:18]]
+    one = fit_or_resume(rlm(), tmp_path / "runtime", texts=TEXTS[:18], targets=runtime, objectives=OBJECTIVES[1:])
+    test = {"split": "problem", "measured": np.array(TARGETS[18:]), "tasks": ["go"] * 6, "groups": list("aabbcc")}
+    row = pooled_row([tmp_path / "both", tmp_path / "runtime"], TEXTS[18:], test, 4)
+    assert row["models"] == 2 and row["pooled"] == "both,runtime"
+    # memory comes from the two-target model alone: the runtime-only model adds nothing to its column
+    alone = np.median(both.sample(TEXTS[18:], num_samples=4, seed=0), axis=1)
+    assert row["go/mem"] == pytest.approx(scores(alone, "rlm", test)["go/mem"])
+    pooled = np.concatenate(
+        [both.sample(TEXTS[18:], 4, seed=0)[:, :, 1], one.sample(TEXTS[18:], 4, seed=0)[:, :, 0]], 1
+    )
+    assert row["go/time"] == pytest.approx(
+        scores(np.stack([alone[:, 0], np.median(pooled, 1)], 1), "rlm", test)["go/time"]
+    )
