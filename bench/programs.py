@@ -134,6 +134,14 @@ def fit_or_resume(rlm: RegressionLM, run: Path | None, **fit) -> RegressionLM:
     return rlm.fit(**fit, run_dir=run, resume=resume)
 
 
+def sample_columns(rlm: RegressionLM, texts: list[str], num_samples: int) -> np.ndarray:
+    """(n, S, len(OBJECTIVES)) samples: each target the model learned in its column, NaN in the others."""
+    samples = np.full((len(texts), num_samples, len(OBJECTIVES)), np.nan)
+    columns = [OBJECTIVES.index(name) for name in rlm.objectives_]
+    samples[:, :, columns] = rlm.sample(texts, num_samples=num_samples, seed=0, progress=True)
+    return samples
+
+
 def pooled_row(folders: list[Path], texts: list[str], test: dict, num_samples: int) -> dict:
     """A row for the pooled samples of saved RLMs (``--pool``; coderlm.ensemble's pooling): each model's
     samples go to the columns of the targets it learned, so one-target models pool with two-target ones."""
@@ -142,10 +150,7 @@ def pooled_row(folders: list[Path], texts: list[str], test: dict, num_samples: i
         model = RegressionLM.load(folder)
         if not set(model.objectives_) <= set(OBJECTIVES):
             raise SystemExit(f"--pool {folder}: predicts {model.objectives_}, not a subset of {OBJECTIVES}")
-        samples = np.full((len(texts), num_samples, len(OBJECTIVES)), np.nan)
-        columns = [OBJECTIVES.index(name) for name in model.objectives_]
-        samples[:, :, columns] = model.sample(texts, num_samples=num_samples, seed=0, progress=True)
-        pooled.append(samples)
+        pooled.append(sample_columns(model, texts, num_samples))
     predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
     return scores(predicted, "rlm", test, models=len(folders), pooled=",".join(f.name for f in folders))
 
@@ -290,8 +295,7 @@ def main() -> None:
                 if args.save_models:  # e.g. as --encoders FOLDER of a run on another corpus
                     rlm.save(args.save_models / name)
                 start = time.perf_counter()
-                samples = np.full((len(te), args.samples, len(OBJECTIVES)), np.nan)  # NaN: an objective not learned
-                samples[:, :, learned] = rlm.sample(pick(te), num_samples=args.samples, seed=0, progress=True)
+                samples = sample_columns(rlm, pick(te), args.samples)  # NaN: a target not learned
                 predict_s = time.perf_counter() - start
                 pooled.append(samples)
                 predicted = point_estimate(samples, "median")
