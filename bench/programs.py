@@ -348,7 +348,7 @@ def main() -> None:
                     head = {"encoder": "pretrained", "init": folder}
             start = time.perf_counter()
             if options and args.head_validation:  # the RLM's selection, on its validation rows
-                keys = ("val_metric", "ema_decay", "patience", "average_best")
+                keys = ("val_metric", "val_task_weights", "ema_decay", "patience", "average_best")
                 options["training"] |= {k: rlm_training[k] for k in keys}
                 head["selection"] = "validation"
                 baseline = make_baseline(name, **options).fit(

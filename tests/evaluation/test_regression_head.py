@@ -76,6 +76,21 @@ def test_head_keeps_the_weights_that_validate_best():
     assert 1.0 - rho == pytest.approx(best, abs=1e-9)
 
 
+def test_head_ranking_validation_can_weigh_tasks_alike():
+    from coderlm.evaluation import task_spearman
+
+    texts, targets = _cost_rows(24, 0)
+    val_texts, val_targets = _cost_rows(12, 1)
+    val_tasks = ["a"] * 8 + ["b"] * 4
+    head = _head("spearman", steps=2)  # one validation, before the head ranks every task perfectly
+    head.training = {**head.training, "val_task_weights": "equal"}
+    head.fit(texts, targets, val_texts=val_texts, val_targets=val_targets, val_tasks=val_tasks)
+    predicted = head.predict(val_texts, tasks=val_tasks)[:, 0]
+    equal = task_spearman(predicted, val_targets[:, 0], val_tasks, "equal")
+    assert equal != pytest.approx(task_spearman(predicted, val_targets[:, 0], val_tasks, "rows"))  # they differ here
+    assert 1.0 - equal == pytest.approx(head.fit_report_["best_val_loss"], abs=1e-9)
+
+
 def test_head_validation_by_loss_scores_the_scaled_targets():
     texts, targets = _cost_rows(24, 0)
     val_texts, val_targets = _cost_rows(12, 1)

@@ -220,7 +220,8 @@ class RegressionHeadRegressor:
             val_space = np.stack([to_fit_space(val[1][:, j], c) for j, c in enumerate(logs)], axis=1)
             val_scaled = scaler.transform(val_space, val[2]) if scaler is not None else val_space
             val_tokens = tokenizer.encode(val[0], config.max_input_len)
-            val_loss = head_validation(model, val_tokens, val_scaled, val[2], train_config.val_metric)
+            metric = (train_config.val_metric, train_config.val_task_weights)
+            val_loss = head_validation(model, val_tokens, val_scaled, val[2], *metric)
         trainer = Trainer(LossOf(model), train_config, sampler, data.batch, val_loss=val_loss, device=device)
         result = trainer.run()
         model.eval()
@@ -301,14 +302,20 @@ def check_validation(texts, targets, tasks, num_objectives: int) -> tuple | None
 
 
 def head_validation(
-    model: RegressionHead, tokens: TokenBatch, scaled: np.ndarray, tasks: list[str] | None, metric: str
+    model: RegressionHead,
+    tokens: TokenBatch,
+    scaled: np.ndarray,
+    tasks: list[str] | None,
+    metric: str,
+    task_weights: str = "rows",
 ) -> Validation:
     """What the trainer minimizes on the validation rows (``scaled``: their targets in the space the head
     regresses, NaN where missing): the RLM's ``ranking_validation`` of the head's outputs as its one sample
-    ("spearman"; per-task scaling and the log are monotone, so the outputs rank as predictions do), or their
-    mean squared error over the present targets ("loss")."""
+    ("spearman", tasks weighted by ``task_weights`` as the RLM's ``val_task_weights``; per-task scaling and the
+    log are monotone, so the outputs rank as predictions do), or their mean squared error over the present
+    targets ("loss")."""
     outputs = lambda: head_outputs(model, tokens, 64)  # noqa: E731
     if metric == "spearman":
-        return ranking_validation(lambda: outputs()[:, None, :], scaled, tasks)
+        return ranking_validation(lambda: outputs()[:, None, :], scaled, tasks, task_weights)
     present = ~np.isnan(scaled)
     return lambda _objective: float(np.mean((outputs()[present] - scaled[present]) ** 2))
