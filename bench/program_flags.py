@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from coderlm.evaluation.baselines import baseline_names
+from coderlm.training.config import TASK_SAMPLING, TASK_WEIGHTS
+from program_scores import OBJECTIVES
 
 BASELINES = ["regression_head_norm", "regression_head_log", "gbdt", "knn", "length"]
 
@@ -61,14 +63,14 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument(
         "--val-task-weights",
         default="rows",
-        choices=["rows", "equal"],
+        choices=TASK_WEIGHTS,
         help="ranking validation's mean over languages: each weighted by its validation rows, or all alike (the "
         "plain per-language mean the tables report)",
     )
     parser.add_argument(
         "--task-sampling",
         default="proportional",
-        choices=["proportional", "temperature"],
+        choices=TASK_SAMPLING,
         help="the RLM's training batches: every row equally often, or languages drawn by rows**(1/T)",
     )
     parser.add_argument(
@@ -76,7 +78,7 @@ def parse_args(doc: str) -> argparse.Namespace:
     )
     parser.add_argument(
         "--rlm-objective",
-        choices=["peak_memory_bytes", "runtime_s"],
+        choices=OBJECTIVES,
         help="the RLMs learn this one target (its columns only; the other's are left empty); default: both, "
         "decoded one after the other",
     )

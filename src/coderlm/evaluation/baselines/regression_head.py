@@ -220,8 +220,9 @@ class RegressionHeadRegressor:
             val_space = np.stack([to_fit_space(val[1][:, j], c) for j, c in enumerate(logs)], axis=1)
             val_scaled = scaler.transform(val_space, val[2]) if scaler is not None else val_space
             val_tokens = tokenizer.encode(val[0], config.max_input_len)
-            metric = (train_config.val_metric, train_config.val_task_weights)
-            val_loss = head_validation(model, val_tokens, val_scaled, val[2], *metric)
+            val_loss = head_validation(
+                model, val_tokens, val_scaled, val[2], train_config.val_metric, train_config.val_task_weights
+            )
         trainer = Trainer(LossOf(model), train_config, sampler, data.batch, val_loss=val_loss, device=device)
         result = trainer.run()
         model.eval()
