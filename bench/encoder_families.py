@@ -40,6 +40,8 @@ def encoder_family(spec: str) -> tuple[str, str | None]:
         if spec.startswith(kind + ":"):
             return kind, str(model_folder(spec.removeprefix(kind + ":")))
     folder = str(model_folder(spec))  # builtin:<name> is the shipped folder
+    if not Path(folder).is_dir():
+        raise SystemExit(f"--encoders {spec!r}: neither scratch, untrained:DIR, frozen:DIR nor a folder")
     if (Path(folder) / "config.json").is_file() and not is_encoder_folder(folder):
         return "model", folder  # a saved coderlm model
     return "pretrained", folder

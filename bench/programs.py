@@ -180,6 +180,7 @@ def write_report(args: argparse.Namespace, results: list[dict], counts: dict, st
 
 def main() -> None:
     args = parse_args(__doc__)
+    families = {e: encoder_family(e) for e in args.encoders.split(",") if e}  # checked before any work
     args.data = args.data or Path(f"out/programs/{args.corpus}.jsonl")
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (run coderlm collect programs first; see docs/programs.md)")
@@ -251,8 +252,7 @@ def main() -> None:
 
         test = {"split": how, "measured": targets[te], "tasks": test_tasks, "groups": test_groups}
 
-        for encoder in [e for e in args.encoders.split(",") if e]:
-            kind, folder = encoder_family(encoder)
+        for encoder, (kind, folder) in families.items():
             family = {"encoder": kind, "init": folder, "extra_train": extra_train}
             family |= {"number_values": True} if args.number_values else {}
             rlm_model, extra = family_options(kind, folder, model, args.dim, args.init_learning_rate)

@@ -72,3 +72,11 @@ def test_an_encoders_entry_names_its_family(tmp_path):
     assert kind == "untrained" and folder.endswith("python-encoder") and Path(folder, "config.json").is_file()
     assert encoder_family("builtin:nb201")[0] == "model"
     assert family_options("model", str(rlm), {"dropout": 0.1}, 128, 3e-4) == ({"dropout": 0.1}, {"learning_rate": 3e-4})
+
+
+def test_an_encoders_entry_naming_no_folder_stops_before_any_work(tmp_path):
+    from encoder_families import encoder_family
+
+    for spec in ["''", str(tmp_path / "missing")]:  # a shell's quotes passed on literally; a typo
+        with pytest.raises(SystemExit, match="neither scratch"):
+            encoder_family(spec)
