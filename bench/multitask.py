@@ -9,7 +9,7 @@ Tasks (``--tasks``, by default the first two), each with two objectives:
   nasbench201.csv``: one cell per stage, which carries the whole architecture in a short text), with
   NAS-Bench-201's CIFAR-10 accuracy and Pixel3 latency; a seeded random split by network;
 - ``leetcode-<language>``: one language's LeetCode solutions run on their test inputs (``coderlm collect
-  programs --corpus leetcode --languages cpp --text code+inputs``): the language's exact memory label
+  programs --corpus leetcode --languages cpp --text inputs+code``): the language's exact memory label
   (``heap_peak_bytes`` for C++, docs/programs.md) and runtime, split by problem.
 
 Rows per seed: an RLM per task (``--steps`` each), one multi-task RLM on every task's rows

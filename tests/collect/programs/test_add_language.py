@@ -31,6 +31,8 @@ labels = ["list_nodes_built"]
 
 # Step 2: the template. "Toy" is Python whose solutions are plain functions on Python lists; it follows the
 # harness protocol: cases.json in, coderlm_out.json out, labels from the memory mode, times from the time mode.
+INPUTS = "// inputs: 2 cases; largest: list[3]; 3 values in all\n"  # the statement's two examples
+
 TEMPLATE = """import json, sys, time
 {{SOLUTION}}
 cases, report_args, kinds = json.load(open("cases.json"))
@@ -77,7 +79,8 @@ def test_a_toy_language_is_a_table_entry_and_a_template(tmp_path):
     report = collect_programs(out, "leetcode", ["toy"], workers=1, **options)
     assert (report.tried, report.passed) == (2, 1)
     (row,) = read_dataset(out / "leetcode.jsonl")
-    assert row.task == "toy" and row.group == "leetcode/99001" and row.text.startswith("99001. Problem 99001")
+    assert row.task == "toy" and row.group == "leetcode/99001" and row.meta["text"] == "inputs+code"  # the default
+    assert row.text == INPUTS + TOY_SOLUTION.rstrip("\n") + "\n"  # the test inputs' sizes first, then the code
     assert row.targets["list_nodes_built"] == 3 and row.targets["runtime_s"] > 0 and row.targets["peak_rss_bytes"] > 0
     assert row.meta["memory_label"] == "list_nodes_built" and row.meta["cases_source"] == "examples"
     assert row.meta["reruns"][0]["list_nodes_built"] == 3  # --twice: the second pass's labels
@@ -114,7 +117,7 @@ def test_a_toy_language_is_a_table_entry_and_a_template(tmp_path):
         == 0
     )
     (new,) = read_dataset(out / "leetcode.jsonl")
-    assert new.text.startswith(TOY_SOLUTION + "\n// inputs: 2 cases; largest: list[3]; 3 values in all\n\n99001.")
+    assert new.text.startswith(TOY_SOLUTION + "\n" + INPUTS + "\n99001. Problem 99001")
     assert new.targets == row.targets and new.meta["text"] == "code+inputs+problem"
     with pytest.raises(ValueError, match="written with text='code\\+inputs\\+problem'"):
         collect_programs(out, "leetcode", ["toy"], workers=1, **options)  # the default text: refused
@@ -124,4 +127,10 @@ def test_a_toy_language_is_a_table_entry_and_a_template(tmp_path):
     rewritten = rewrite_texts(out, "leetcode", "code+inputs", data=data, progress=False)
     (short,) = read_dataset(out / "leetcode.jsonl")
     assert rewritten == 1 and short.targets == row.targets and short.meta["text"] == "code+inputs"
-    assert short.text == TOY_SOLUTION + "\n// inputs: 2 cases; largest: list[3]; 3 values in all\n"
+    assert short.text == TOY_SOLUTION + "\n" + INPUTS
+    # the statement and the code (the paper's text), and back to the default: the collected row's text again
+    assert rewrite_texts(out, "leetcode", "problem+code", data=data, progress=False) == 1
+    assert read_dataset(out / "leetcode.jsonl")[0].text.startswith("99001. Problem 99001")
+    assert rewrite_texts(out, "leetcode", "inputs+code", data=data, progress=False) == 1
+    (first,) = read_dataset(out / "leetcode.jsonl")
+    assert (first.text, first.targets, first.meta) == (row.text, row.targets, row.meta)

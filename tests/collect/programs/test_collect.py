@@ -2,12 +2,20 @@
 
 import gzip
 import json
+import re
 import shutil
 
 import pytest
 
 from coderlm.cli import main
-from coderlm.collect.programs.collect import TEXT_REVISION, Protocol, _write_stats, collect_programs, with_description
+from coderlm.collect.programs.collect import (
+    TEXT_REVISION,
+    Protocol,
+    _write_stats,
+    collect_programs,
+    default_text,
+    with_description,
+)
 from coderlm.collect.programs.corpora import load_jobs, shared_data
 from coderlm.data import read_dataset
 from coderlm.options import OptionError
@@ -111,11 +119,17 @@ def test_collect_refuses_rows_of_the_older_description_rule(tmp_path):
         collect_programs(out, "mbxp", ["python"], data=tmp_path, progress=False)
 
 
+def test_each_corpus_is_collected_in_its_best_measured_text_unless_told():
+    assert default_text("leetcode") == "inputs+code"  # the harness knows the inputs: their sizes first
+    assert default_text("mbxp") == default_text("thealgorithms") == "problem+code"  # the paper's text
+
+
 def test_collect_rejects_bad_options(tmp_path):
     with pytest.raises(OptionError, match=r"^text must be one of problem\+code, code, problem\+code\+tests, code\+"):
         collect_programs(tmp_path, text="poetry", progress=False)
-    with pytest.raises(OptionError, match=r"^text code\+inputs\+problem states the test inputs: only for leetcode"):
-        collect_programs(tmp_path, text="code+inputs+problem", progress=False)
+    for mode in ("code+inputs+problem", "inputs+code"):
+        with pytest.raises(OptionError, match=rf"^text {re.escape(mode)} states the test inputs: only for leetcode"):
+            collect_programs(tmp_path, text=mode, progress=False)
     with pytest.raises(OptionError, match=r"^workers must be >= 1, got 0$"):
         collect_programs(tmp_path, workers=0, progress=False)
     with pytest.raises(OptionError, match=r"^out is a folder \(it gets mbxp\.jsonl and logs\), got .*x\.jsonl$"):
