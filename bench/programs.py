@@ -2,8 +2,9 @@
 
 Reads the dataset written by ``coderlm collect programs`` (default ``out/programs/<corpus>.jsonl``,
 ``--corpus mbxp``: MBXP problems in several languages; ``--corpus leetcode``: LeetCode solutions run
-through per-language harnesses; text = problem description + code; task = language; group = problem
-id). Memory is ``peak_memory_bytes`` for MBXP, and for LeetCode each language's exact label (the row's
+through per-language harnesses; text as collected: problem description + code by default, for LeetCode
+the test inputs' sizes, then the code; task = language; group = problem id). Memory is ``peak_memory_bytes``
+for MBXP, and for LeetCode each language's exact label (the row's
 ``meta.memory_label``: heap_peak_bytes for Python and C++, alloc_bytes for Java, Go, JavaScript and
 TypeScript; ``--memory-label`` picks another, e.g. ``peak_rss_bytes``). Two splits, each 80% train
 (10% of it validates) / 20% test:
