@@ -233,7 +233,8 @@ def text_of(job: ProgramJob | HarnessJob, text: str) -> str:
         assert isinstance(job, HarnessJob)
         inputs = describe(job.cases.args, job.language)
         if text == "inputs+code":
-            return f"{inputs}\n{job.code.rstrip(chr(10))}\n"
+            body = job.code.rstrip("\n")
+            return f"{inputs}\n{body}\n"
         stated = f"{job.code}\n{inputs}\n"
         return stated if text == "code+inputs" else f"{stated}\n{job.description}"
     code = job.source if text == "problem+code+tests" else job.code
