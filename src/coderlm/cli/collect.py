@@ -14,7 +14,7 @@ from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_text
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
-from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, default_text, rewrite_texts
+from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
 from coderlm.options import OptionError
 
@@ -130,7 +130,6 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
 
 
 def run_programs(args: argparse.Namespace) -> int:
-    args.text = default_text(args.corpus) if args.text is None else args.text
     if args.rewrite_text:
         count = rewrite_texts(args.out, args.corpus, args.text, data=args.data, progress=not args.no_progress)
         print(json.dumps({"dataset": str(Path(args.out) / f"{args.corpus}.jsonl"), "rewritten": count}))

@@ -308,10 +308,12 @@ def _check_text(path: Path, text: str) -> None:
 
 
 def rewrite_texts(
-    out: str | Path, corpus: str, text: str, *, data: str | Path | None = None, progress: bool = True
+    out: str | Path, corpus: str, text: str | None = None, *, data: str | Path | None = None, progress: bool = True
 ) -> int:
-    """Rewrite every row of ``out/<corpus>.jsonl`` with the text mode ``text`` (labels kept: a row's text
-    follows from its program in the corpus, found by ``meta.key``), atomically; returns the rows rewritten."""
+    """Rewrite every row of ``out/<corpus>.jsonl`` with the text mode ``text`` (default ``default_text(corpus)``;
+    labels kept: a row's text follows from its program in the corpus, found by ``meta.key``), atomically;
+    returns the rows rewritten."""
+    text = default_text(corpus) if text is None else text
     _check_mode(corpus, text)
     dataset = Path(out) / f"{corpus}.jsonl"
     if not dataset.is_file():
