@@ -14,7 +14,8 @@ from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_text
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
-from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
+from coderlm.collect.programs.cases import collect_case_rows
+from coderlm.collect.programs.collect import HARNESS_CORPORA, TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
 from coderlm.options import OptionError
 
@@ -117,6 +118,12 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--twice", action="store_true", help="profile passing programs twice (label noise ceiling)")
     p.add_argument(
+        "--case-rows",
+        action="store_true",
+        help="leetcode: then measure each passing program on its smallest and its median case alone, into "
+        "<corpus>.cases.jsonl (training rows: the same code at other sizes; bench/programs.py --extra-train)",
+    )
+    p.add_argument(
         "--rerun-share",
         type=float,
         default=1.0,
@@ -136,6 +143,8 @@ def run_programs(args: argparse.Namespace) -> int:
         return 0
     if args.limit is not None and args.limit < 1:
         raise OptionError("limit", f"must be >= 1, got {args.limit}")
+    if args.case_rows and args.corpus not in HARNESS_CORPORA:  # before the corpus runs, not after
+        raise OptionError("case-rows", f"needs a corpus run through harnesses ({', '.join(HARNESS_CORPORA)})")
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
     report = collect_programs(
         args.out,
@@ -152,7 +161,22 @@ def run_programs(args: argparse.Namespace) -> int:
     )
     summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
     summary |= {"tried": report.tried, "passed": report.passed}
-    print(json.dumps(summary | {"skipped_languages": sorted(report.skipped_languages)}))
+    summary |= {"skipped_languages": sorted(report.skipped_languages)}
+    if args.case_rows:
+        usable = [lang for lang in args.languages if lang not in report.skipped_languages]
+        cases = collect_case_rows(
+            args.out,
+            args.corpus,
+            usable,
+            data=args.data,
+            protocol=protocol,
+            text=args.text,
+            workers=args.workers,
+            runners_file=args.runners,
+            progress=not args.no_progress,
+        )
+        summary["case_rows"] = {"dataset": str(cases.dataset), "requested": cases.requested, "passed": cases.passed}
+    print(json.dumps(summary))
     return 0
 
 
