@@ -62,6 +62,24 @@ def with_extra(data: dict, extras: dict[str, dict]) -> dict:
     }
 
 
+def extra_training(data: dict, train: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """The extra rows (``with_extra``) that may join the training rows ``train``. Left out: those of a problem
+    some ``held`` row (validation, test) comes from, by problem id (a fuller collection of the same corpus, or
+    its single-case rows from ``coderlm collect programs --case-rows``, would show held-out programs in
+    training), and repeats of a training row (same problem and text: counted twice)."""
+    held_groups = {data["groups"][i] for i in held}
+    seen = {(data["groups"][i], data["texts"][i]) for i in train}
+    keep = []
+    for i in data["extra_rows"]:
+        group = data["groups"][i].split(":", 1)[1]  # without the collection's name
+        if group not in held_groups and (group, data["texts"][i]) not in seen:
+            keep.append(i)
+    dropped = len(data["extra_rows"]) - len(keep)
+    if dropped:
+        print(f"  extra rows: {dropped} of {len(data['extra_rows'])} left out (a held-out problem's, or repeats)")
+    return np.array(keep, dtype=int)
+
+
 def split(data: dict, how: str, seed: int = 0) -> dict[str, np.ndarray]:
     n = len(data["texts"])
     rng = np.random.default_rng(seed)

@@ -43,8 +43,11 @@ in a language, the share of solution pairs whose predicted memory order matches 
 
 ``--extra-train FILE`` adds another collection's rows (same languages and memory label) to every
 split's training rows, for the RLM and the baselines alike; validation, test and the noise ceiling stay
-this collection's own. ``--save-models DIR`` keeps every RLM trained, and ``--encoders DIR/<name>`` then
-fine-tunes such a model on this corpus (the labelled-transfer route, beside pretraining):
+this collection's own. Extra rows of a validation or test problem (by the same problem id) and repeats of a
+training row are left out, so a fuller collection of the same corpus, or its single-case rows
+(``coderlm collect programs --case-rows``), can be added whole. ``--save-models DIR`` keeps every RLM
+trained, and ``--encoders DIR/<name>`` then fine-tunes such a model on this corpus (the labelled-transfer
+route, beside pretraining):
 
     python bench/programs.py --corpus leetcode --data out/lcpy/leetcode.jsonl --languages python \
         --splits problem --save-models out/lc_models
@@ -80,7 +83,7 @@ from coderlm.model.files import CONFIG_FILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
-from program_data import collection_stats, load, split, with_extra
+from program_data import collection_stats, extra_training, load, split, with_extra
 from program_flags import parse_args
 from program_scores import OBJECTIVES, SHORT, per_language, scores
 
@@ -247,7 +250,12 @@ def main() -> None:
         parts = split(own, how)
         if args.max_train:
             parts["train"] = parts["train"][: args.max_train]
-        tr, va, te = np.concatenate([parts["train"], data["extra_rows"]]), parts["val"], parts["test"]
+        held = np.concatenate([parts["val"], parts["test"]])
+        tr, va, te = (
+            np.concatenate([parts["train"], extra_training(data, parts["train"], held)]),
+            parts["val"],
+            parts["test"],
+        )
         test_tasks, test_groups = [tasks[i] for i in te], [data["groups"][i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
 

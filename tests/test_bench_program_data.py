@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from program_data import load, split, with_extra
+from program_data import extra_training, load, split, with_extra
 
 
 def write(path: Path, corpus: str, n: int, label: str | None) -> Path:
@@ -48,6 +48,33 @@ def test_the_split_of_the_own_rows_is_the_same_with_or_without_extras(collection
     assert max(max(alone[k]) for k in alone) < 40  # the split indexes the own rows, which keep their places
     assert not set(alone["test"]) & set(alone["train"]) and not set(alone["val"]) & set(alone["train"])
     assert [data["texts"][i] for i in alone["test"]] == [own["texts"][i] for i in alone["test"]]
+
+
+def test_extra_rows_of_held_out_problems_and_repeats_of_training_rows_are_left_out(tmp_path, capsys):
+    own = load(write(tmp_path / "leetcode.jsonl", "leetcode", 40, "heap_peak_bytes"), ["python"])
+    parts = split(own, "problem")
+    held = np.concatenate([parts["val"], parts["test"]])
+    trained, tested = own["groups"][parts["train"][0]], own["groups"][parts["test"][0]]
+    rows = [
+        (trained, own["texts"][parts["train"][0]].removeprefix("language: python\n")),  # a training row again
+        (trained, "the same problem on one case"),  # a training problem's single-case row: kept
+        (tested, "a test problem on one case"),  # would show the test program: left out
+        ("p/99", "a problem the own collection lacks"),  # kept
+    ]
+    path = tmp_path / "leetcode.cases.jsonl"
+    targets = {"heap_peak_bytes": 1.0, "runtime_s": 1.0}
+    meta = {"memory_label": "heap_peak_bytes"}
+    path.write_text(
+        "".join(
+            json.dumps({"text": t, "targets": targets, "task": "python", "group": g, "meta": meta}) + "\n"
+            for g, t in rows
+        )
+    )
+    data = with_extra(own, {"leetcode.cases": load(path, ["python"])})
+    kept = extra_training(data, parts["train"], held)
+    assert [data["texts"][i].split("\n", 1)[1] for i in kept] == [rows[1][1], rows[3][1]]
+    assert "2 of 4 left out" in capsys.readouterr().out
+    assert len(extra_training(with_extra(own, {}), parts["train"], held)) == 0
 
 
 def test_no_extras_changes_nothing(collections):
