@@ -10,8 +10,8 @@ them to ``<corpus>.cases.jsonl`` (the row format of ``<corpus>.jsonl``; ``meta.c
 
 These are training rows: a model evaluated on unseen problems must not see a held-out program's cases
 (``bench/programs.py --extra-train`` leaves out the rows of validation and test problems). Measured on
-LeetCode Python: memory on unseen problems 0.852 -> 0.875 (three seeds; docs/results.md, "Each program on
-single cases"). Answers are not checked again: the program passed on every case in its full run.
+LeetCode Python: memory on unseen problems 0.856 -> 0.873 (three seeds each; docs/results.md, "Each program
+on single cases"). Answers are not checked again: the program passed on every case in its full run.
 """
 
 from __future__ import annotations
