@@ -39,7 +39,7 @@ from coderlm.collect.programs.corpora import load_corpus
 from coderlm.collect.programs.harness import HarnessJob
 from coderlm.collect.programs.inputs import _count
 from coderlm.collect.programs.runners import get_runner, load_runners
-from coderlm.data.io import JsonlAppender, read_rows
+from coderlm.data.io import JsonlAppender, cut_torn_line, read_rows
 from coderlm.options import OptionError
 
 
@@ -104,14 +104,19 @@ def collect_case_rows(
             raise OptionError("languages", f"{language}: {problem}")
         support.prepare(runner.harness.support, runner.harness.compile)
     dataset, log = out / f"{corpus}.cases.jsonl", out / f"{corpus}.cases.runs.jsonl"
+    cut_torn_line(dataset)  # a run killed mid-write leaves half a row
     _check_text(dataset, text)
     jobs, _ = load_corpus(corpus, list(languages), data=data)
-    picked = [pair for job in jobs if job.key in passing for pair in single_case_jobs(job)]
+    singles = [
+        (single, index, len(job.cases.args))
+        for job in jobs
+        if job.key in passing
+        for single, index in single_case_jobs(job)
+    ]
+    picked = {single.key: (index, count) for single, index, count in singles}  # the case's index, of how many
     done = _done_keys(log)
-    todo = [(job, index) for job, index in picked if job.key not in done]
-    of = {job.key: len(job.cases.args) for job in jobs}
-    index_of = {job.key: (index, of[job.key.rsplit("#", 1)[0]]) for job, index in todo}
-    tasks = [(job, runners[job.language], protocol) for job, _ in todo]
+    todo = [single for single, _, _ in singles if single.key not in done]
+    tasks = [(job, runners[job.language], protocol) for job in todo]
     tried = passed = 0
     with (
         JsonlAppender(dataset) as data_file,
@@ -121,7 +126,7 @@ def collect_case_rows(
         for job, record in _run(tasks, workers):
             if record["status"] == "passed":
                 row = _row(job, record, text, {})
-                index, count = index_of[job.key]
+                index, count = picked[job.key]
                 row["meta"] |= {"case": index, "of": count}
                 data_file.write(row)
                 passed += 1
