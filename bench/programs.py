@@ -251,11 +251,8 @@ def main() -> None:
         if args.max_train:
             parts["train"] = parts["train"][: args.max_train]
         held = np.concatenate([parts["val"], parts["test"]])
-        tr, va, te = (
-            np.concatenate([parts["train"], extra_training(data, parts["train"], held)]),
-            parts["val"],
-            parts["test"],
-        )
+        tr = np.concatenate([parts["train"], extra_training(data, parts["train"], held)])
+        va, te = parts["val"], parts["test"]
         test_tasks, test_groups = [tasks[i] for i in te], [data["groups"][i] for i in te]
         print(f"split {how}: train {len(tr)}, val {len(va)}, test {len(te)}")
 

@@ -14,8 +14,8 @@ from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_text
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
-from coderlm.collect.programs.cases import collect_case_rows
-from coderlm.collect.programs.collect import HARNESS_CORPORA, TEXT_MODES, Protocol, collect_programs, rewrite_texts
+from coderlm.collect.programs.cases import check_corpus, collect_case_rows
+from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
 from coderlm.options import OptionError
 
@@ -143,38 +143,20 @@ def run_programs(args: argparse.Namespace) -> int:
         return 0
     if args.limit is not None and args.limit < 1:
         raise OptionError("limit", f"must be >= 1, got {args.limit}")
-    if args.case_rows and args.corpus not in HARNESS_CORPORA:  # before the corpus runs, not after
-        raise OptionError("case-rows", f"needs a corpus run through harnesses ({', '.join(HARNESS_CORPORA)})")
+    if args.case_rows:
+        check_corpus(args.corpus)  # before the corpus runs, not after
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
+    common = {"data": args.data, "protocol": protocol, "text": args.text, "workers": args.workers}
+    common |= {"runners_file": args.runners, "progress": not args.no_progress}
     report = collect_programs(
-        args.out,
-        args.corpus,
-        args.languages,
-        data=args.data,
-        solutions=args.solutions,
-        limit=args.limit,
-        protocol=protocol,
-        text=args.text,
-        workers=args.workers,
-        runners_file=args.runners,
-        progress=not args.no_progress,
+        args.out, args.corpus, args.languages, solutions=args.solutions, limit=args.limit, **common
     )
     summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
     summary |= {"tried": report.tried, "passed": report.passed}
     summary |= {"skipped_languages": sorted(report.skipped_languages)}
     if args.case_rows:
         usable = [lang for lang in args.languages if lang not in report.skipped_languages]
-        cases = collect_case_rows(
-            args.out,
-            args.corpus,
-            usable,
-            data=args.data,
-            protocol=protocol,
-            text=args.text,
-            workers=args.workers,
-            runners_file=args.runners,
-            progress=not args.no_progress,
-        )
+        cases = collect_case_rows(args.out, args.corpus, usable, **common)
         summary["case_rows"] = {"dataset": str(cases.dataset), "requested": cases.requested, "passed": cases.passed}
     print(json.dumps(summary))
     return 0

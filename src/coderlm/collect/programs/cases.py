@@ -50,6 +50,14 @@ class PassedInFull:
         return None
 
 
+def check_corpus(corpus: str) -> None:
+    """Refuse a corpus without harnesses (its programs' cases are not separable)."""
+    if corpus not in HARNESS_CORPORA:
+        raise OptionError(
+            "case-rows", f"needs a corpus run through harnesses ({', '.join(HARNESS_CORPORA)}), got {corpus}"
+        )
+
+
 def case_picks(cases: Sequence[Sequence]) -> list[int]:
     """The indices of the smallest and the median case by values (``inputs._count``), for three cases or more."""
     if len(cases) < 3:
@@ -81,10 +89,7 @@ def collect_case_rows(
 ) -> CollectReport:
     """Measure every passing program of ``out/<corpus>.jsonl`` in ``languages`` on its picked cases alone
     into ``out/<corpus>.cases.jsonl`` (same ``text`` mode), resuming what is there."""
-    if corpus not in HARNESS_CORPORA:
-        raise OptionError(
-            "case-rows", f"needs a corpus run through harnesses ({', '.join(HARNESS_CORPORA)}), got {corpus}"
-        )
+    check_corpus(corpus)
     text = default_text(corpus) if text is None else text
     _check_mode(corpus, text)
     protocol = Protocol() if protocol is None else protocol
