@@ -14,7 +14,7 @@ from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_text
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
-from coderlm.collect.programs.cases import check_corpus, collect_case_rows
+from coderlm.collect.programs.cases import case_picks, check_corpus, collect_case_rows
 from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
 from coderlm.options import OptionError
@@ -124,6 +124,13 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         "<corpus>.cases.jsonl (training rows: the same code at other sizes; bench/programs.py --extra-train)",
     )
     p.add_argument(
+        "--case-picks",
+        type=int,
+        default=2,
+        help="with --case-rows: how many cases of each program, spread evenly by size from the smallest "
+        "(default 2: the smallest and the median; a number above a program's case count: every case)",
+    )
+    p.add_argument(
         "--rerun-share",
         type=float,
         default=1.0,
@@ -145,6 +152,7 @@ def run_programs(args: argparse.Namespace) -> int:
         raise OptionError("limit", f"must be >= 1, got {args.limit}")
     if args.case_rows:
         check_corpus(args.corpus)  # before the corpus runs, not after
+        case_picks([(), (), ()], args.case_picks)
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
     common = {"data": args.data, "protocol": protocol, "text": args.text, "workers": args.workers}
     common |= {"runners_file": args.runners, "progress": not args.no_progress}
@@ -156,7 +164,7 @@ def run_programs(args: argparse.Namespace) -> int:
     summary |= {"skipped_languages": sorted(report.skipped_languages)}
     if args.case_rows:
         usable = [lang for lang in args.languages if lang not in report.skipped_languages]
-        cases = collect_case_rows(args.out, args.corpus, usable, **common)
+        cases = collect_case_rows(args.out, args.corpus, usable, picks=args.case_picks, **common)
         summary["case_rows"] = {"dataset": str(cases.dataset), "requested": cases.requested, "passed": cases.passed}
     print(json.dumps(summary))
     return 0

@@ -26,6 +26,17 @@ def test_the_smallest_and_the_median_case_are_picked_from_three_cases_up():
     assert case_picks([(list(range(n)), "ab") for n in sizes]) == [0, 1]
 
 
+def test_more_picks_spread_evenly_by_size_up_to_every_case():
+    sizes = [5, 1, 9, 3, 7, 2, 8, 4]  # by values: indices 1, 5, 3, 7, 0, 4, 6, 2
+    cases = [(list(range(n)),) for n in sizes]
+    assert case_picks(cases, 1) == [1]  # the smallest alone
+    assert case_picks(cases, 4) == [0, 1, 3, 6]  # positions 0, 2, 4, 6 in order of size: 1, 3, 5, 8
+    assert case_picks(cases, 8) == case_picks(cases, 50) == list(range(8))  # every case
+    assert case_picks(cases[:2], 50) == []  # still three cases or more
+    with pytest.raises(OptionError, match="case-picks must be >= 1, got 0"):
+        case_picks(cases, 0)
+
+
 def test_a_single_case_job_is_the_program_on_that_case_alone_and_not_checked_again():
     cases = Cases("f", (([1, 2, 3],), ([],), ([1],)), ("value",), False, lambda results, after: "wrong", "examples")
     job = HarnessJob("python/leetcode/1/Solution.py", "python", "leetcode/1", "Solution.py", "code", "", "f", cases)
@@ -72,6 +83,10 @@ def test_case_rows_of_a_collected_dataset_end_to_end(tmp_path):
     assert (again.already_done, again.tried) == (2, 0)
     with pytest.raises(ValueError, match=r"leetcode\.cases\.jsonl:1: written with text='inputs\+code'"):
         collect_case_rows(out, "leetcode", ["toy"], workers=1, text="code+inputs", **options)
+    every = collect_case_rows(out, "leetcode", ["toy"], workers=1, picks=3, **options)  # adds the largest case
+    assert (every.requested, every.already_done, every.tried, every.passed) == (3, 2, 1, 1)
+    rows = read_dataset(out / "leetcode.cases.jsonl")
+    assert [r.meta["case"] for r in rows] == [0, 1, 2] and rows[2].targets["list_nodes_built"] == 5
 
 
 def test_case_rows_need_a_harness_corpus(tmp_path, capsys):
@@ -80,3 +95,18 @@ def test_case_rows_need_a_harness_corpus(tmp_path, capsys):
     code = main(["collect", "programs", "--corpus", "mbxp", "--out", str(tmp_path / "o"), "--case-rows"])
     assert code != 0 and not (tmp_path / "o").exists()  # refused before the corpus runs
     assert "case-rows needs a corpus run through harnesses (leetcode)" in capsys.readouterr().err
+    code = main(
+        [
+            "collect",
+            "programs",
+            "--corpus",
+            "leetcode",
+            "--out",
+            str(tmp_path / "o"),
+            "--case-rows",
+            "--case-picks",
+            "0",
+        ]
+    )
+    assert code != 0 and not (tmp_path / "o").exists()
+    assert "case-picks must be >= 1, got 0" in capsys.readouterr().err

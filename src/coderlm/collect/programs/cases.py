@@ -4,7 +4,8 @@ A row of ``<corpus>.jsonl`` is a program measured on all its test cases, under a
 (``inputs.describe``). Which number in that line sets the memory (the ``amount`` of a coin-change table,
 the length of a list) is what a model has to learn, and one row per program shows it one size. The same
 program on its smallest case and on its median case (by values; programs with at least three cases) gives
-two more rows with their own line and labels: the same code at other sizes. ``collect_case_rows`` writes
+two more rows with their own line and labels: the same code at other sizes (``picks``: more cases, spread
+evenly over the program's cases in order of size). ``collect_case_rows`` writes
 them to ``<corpus>.cases.jsonl`` (the row format of ``<corpus>.jsonl``; ``meta.case``: the case's index,
 ``meta.of``: the program's case count), logging to ``<corpus>.cases.runs.jsonl``, resumable.
 
@@ -58,18 +59,23 @@ def check_corpus(corpus: str) -> None:
         )
 
 
-def case_picks(cases: Sequence[Sequence]) -> list[int]:
-    """The indices of the smallest and the median case by values (``inputs._count``), for three cases or more."""
+def case_picks(cases: Sequence[Sequence], picks: int = 2) -> list[int]:
+    """The indices of ``picks`` cases spread evenly over the cases in order of size by values
+    (``inputs._count``), from the smallest up (two: the smallest and the median; as many as there are cases:
+    every case), for three cases or more."""
+    if picks < 1:
+        raise OptionError("case-picks", f"must be >= 1, got {picks}")
     if len(cases) < 3:
         return []
     order = sorted(range(len(cases)), key=lambda i: sum(_count(argument) for argument in cases[i]))
-    return sorted({order[0], order[len(order) // 2]})
+    picks = min(picks, len(order))
+    return sorted({order[k * len(order) // picks] for k in range(picks)})
 
 
-def single_case_jobs(job: HarnessJob) -> list[tuple[HarnessJob, int]]:
+def single_case_jobs(job: HarnessJob, picks: int = 2) -> list[tuple[HarnessJob, int]]:
     """``job`` on each of its picked cases alone, with the case's index; the key says which (``...#case3``)."""
     out = []
-    for index in case_picks(job.cases.args):
+    for index in case_picks(job.cases.args, picks):
         cases = dataclasses.replace(job.cases, args=(job.cases.args[index],), check=PassedInFull())
         out.append((dataclasses.replace(job, key=f"{job.key}#case{index}", cases=cases), index))
     return out
@@ -86,10 +92,13 @@ def collect_case_rows(
     workers: int | None = None,
     runners_file: str | Path | None = None,
     progress: bool = True,
+    picks: int = 2,
 ) -> CollectReport:
-    """Measure every passing program of ``out/<corpus>.jsonl`` in ``languages`` on its picked cases alone
-    into ``out/<corpus>.cases.jsonl`` (same ``text`` mode), resuming what is there."""
+    """Measure every passing program of ``out/<corpus>.jsonl`` in ``languages`` on ``picks`` of its cases alone
+    into ``out/<corpus>.cases.jsonl`` (same ``text`` mode), resuming what is there (a larger ``picks`` later
+    adds the new cases' rows; the rows already there stay)."""
     check_corpus(corpus)
+    case_picks([(), (), ()], picks)  # a bad count refused before anything runs
     text = default_text(corpus) if text is None else text
     _check_mode(corpus, text)
     protocol = Protocol() if protocol is None else protocol
@@ -116,7 +125,7 @@ def collect_case_rows(
         (single, index, len(job.cases.args))
         for job in jobs
         if job.key in passing
-        for single, index in single_case_jobs(job)
+        for single, index in single_case_jobs(job, picks)
     ]
     picked = {single.key: (index, count) for single, index, count in singles}  # the case's index, of how many
     done = _done_keys(log)
