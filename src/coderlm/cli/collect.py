@@ -14,7 +14,7 @@ from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_text
 from coderlm.collect.kernels.programs import LEVELS
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.collect.nets.collect import LABELS, collect_nas
-from coderlm.collect.programs.cases import case_picks, check_corpus, collect_case_rows
+from coderlm.collect.programs.cases import check_corpus, check_picks, collect_case_rows
 from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
 from coderlm.options import OptionError
@@ -152,7 +152,7 @@ def run_programs(args: argparse.Namespace) -> int:
         raise OptionError("limit", f"must be >= 1, got {args.limit}")
     if args.case_rows:
         check_corpus(args.corpus)  # before the corpus runs, not after
-        case_picks([(), (), ()], args.case_picks)
+        check_picks(args.case_picks)
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
     common = {"data": args.data, "protocol": protocol, "text": args.text, "workers": args.workers}
     common |= {"runners_file": args.runners, "progress": not args.no_progress}

@@ -59,12 +59,17 @@ def check_corpus(corpus: str) -> None:
         )
 
 
+def check_picks(picks: int) -> None:
+    """Refuse a count of cases per program below one."""
+    if picks < 1:
+        raise OptionError("case-picks", f"must be >= 1, got {picks}")
+
+
 def case_picks(cases: Sequence[Sequence], picks: int = 2) -> list[int]:
     """The indices of ``picks`` cases spread evenly over the cases in order of size by values
     (``inputs._count``), from the smallest up (two: the smallest and the median; as many as there are cases:
     every case), for three cases or more."""
-    if picks < 1:
-        raise OptionError("case-picks", f"must be >= 1, got {picks}")
+    check_picks(picks)
     if len(cases) < 3:
         return []
     order = sorted(range(len(cases)), key=lambda i: sum(_count(argument) for argument in cases[i]))
@@ -98,7 +103,7 @@ def collect_case_rows(
     into ``out/<corpus>.cases.jsonl`` (same ``text`` mode), resuming what is there (a larger ``picks`` later
     adds the new cases' rows; the rows already there stay)."""
     check_corpus(corpus)
-    case_picks([(), (), ()], picks)  # a bad count refused before anything runs
+    check_picks(picks)  # before anything runs
     text = default_text(corpus) if text is None else text
     _check_mode(corpus, text)
     protocol = Protocol() if protocol is None else protocol
