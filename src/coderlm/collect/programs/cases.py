@@ -5,14 +5,15 @@ A row of ``<corpus>.jsonl`` is a program measured on all its test cases, under a
 the length of a list) is what a model has to learn, and one row per program shows it one size. The same
 program on its smallest case and on its median case (by values; programs with at least three cases) gives
 two more rows with their own line and labels: the same code at other sizes (``picks``: more cases, spread
-evenly over the program's cases in order of size). ``collect_case_rows`` writes
-them to ``<corpus>.cases.jsonl`` (the row format of ``<corpus>.jsonl``; ``meta.case``: the case's index,
-``meta.of``: the program's case count), logging to ``<corpus>.cases.runs.jsonl``, resumable.
+evenly over the program's cases in order of size). ``collect_case_rows`` writes them to
+``<corpus>.cases.jsonl`` (the row format of ``<corpus>.jsonl``; ``meta.case``: the case's index, ``meta.of``:
+the program's case count), logging to ``<corpus>.cases.runs.jsonl``, resumable.
 
 These are training rows: a model evaluated on unseen problems must not see a held-out program's cases
 (``bench/programs.py --extra-train`` leaves out the rows of validation and test problems). Measured on
 LeetCode Python: memory on unseen problems 0.856 -> 0.873 (three seeds each; docs/results.md, "Each program
-on single cases"). Answers are not checked again: the program passed on every case in its full run.
+on single cases"); eight picks instead of two lift GBDT, not the RLM ("Every size a program was tested
+on"). Answers are not checked again: the program passed on every case in its full run.
 """
 
 from __future__ import annotations
