@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from coderlm.cli.flags import csv_list, require_file
+from coderlm.cli.flags import csv_list, int_list, require_file
 from coderlm.cli.profile import add_protocol_flags
 from coderlm.collect.kernels.collect import SOURCES, Timing, collect_kernels
 from coderlm.collect.kernels.dataset import rewrite_texts as rewrite_kernel_texts
@@ -17,6 +17,7 @@ from coderlm.collect.nets.collect import LABELS, collect_nas
 from coderlm.collect.programs.cases import check_corpus, check_picks, collect_case_rows
 from coderlm.collect.programs.collect import TEXT_MODES, Protocol, collect_programs, rewrite_texts
 from coderlm.collect.programs.corpora import CORPORA
+from coderlm.collect.programs.grown import FACTORS, check_factors, collect_grown_rows
 from coderlm.options import OptionError
 
 NAS_LABELS = ["flops", "params", "latency_cpu"]
@@ -131,6 +132,19 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         "(default 2: the smallest and the median; a number above a program's case count: every case)",
     )
     p.add_argument(
+        "--grown-rows",
+        action="store_true",
+        help="leetcode: then measure each passing program on its largest case grown by each --grow-factors "
+        "(lists and strings repeated, integers multiplied), into <corpus>.grown.jsonl (training rows: sizes "
+        "past LeetCode's cases; answers unchecked)",
+    )
+    p.add_argument(
+        "--grow-factors",
+        type=int_list,
+        default=list(FACTORS),
+        help=f"with --grown-rows: the factors, comma-separated (default {','.join(map(str, FACTORS))})",
+    )
+    p.add_argument(
         "--rerun-share",
         type=float,
         default=1.0,
@@ -153,6 +167,9 @@ def run_programs(args: argparse.Namespace) -> int:
     if args.case_rows:
         check_corpus(args.corpus)  # before the corpus runs, not after
         check_picks(args.case_picks)
+    if args.grown_rows:
+        check_corpus(args.corpus, "grown-rows")
+        check_factors(args.grow_factors)
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
     common = {"data": args.data, "protocol": protocol, "text": args.text, "workers": args.workers}
     common |= {"runners_file": args.runners, "progress": not args.no_progress}
@@ -166,6 +183,10 @@ def run_programs(args: argparse.Namespace) -> int:
         usable = [lang for lang in args.languages if lang not in report.skipped_languages]
         cases = collect_case_rows(args.out, args.corpus, usable, picks=args.case_picks, **common)
         summary["case_rows"] = {"dataset": str(cases.dataset), "requested": cases.requested, "passed": cases.passed}
+    if args.grown_rows:
+        usable = [lang for lang in args.languages if lang not in report.skipped_languages]
+        grown = collect_grown_rows(args.out, args.corpus, usable, factors=args.grow_factors, **common)
+        summary["grown_rows"] = {"dataset": str(grown.dataset), "requested": grown.requested, "passed": grown.passed}
     print(json.dumps(summary))
     return 0
 

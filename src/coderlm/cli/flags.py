@@ -189,6 +189,14 @@ def csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def int_list(value: str) -> list[int]:
+    """``"8, 64"`` -> ``[8, 64]`` (a flag's type; argparse names the flag and the value if one is not an integer)."""
+    try:
+        return [int(v) for v in csv_list(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}") from None
+
+
 def require_file(path: str | Path, flag: str) -> Path:
     """``path`` as a Path, or FileNotFoundError naming it and the flag."""
     if not Path(path).is_file():

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -52,12 +53,10 @@ class PassedInFull:
         return None
 
 
-def check_corpus(corpus: str) -> None:
-    """Refuse a corpus without harnesses (its programs' cases are not separable)."""
+def check_corpus(corpus: str, flag: str = "case-rows") -> None:
+    """Refuse a corpus without harnesses (its programs' cases are not separable), naming ``flag``."""
     if corpus not in HARNESS_CORPORA:
-        raise OptionError(
-            "case-rows", f"needs a corpus run through harnesses ({', '.join(HARNESS_CORPORA)}), got {corpus}"
-        )
+        raise OptionError(flag, f"needs a corpus run through harnesses ({', '.join(HARNESS_CORPORA)}), got {corpus}")
 
 
 def check_picks(picks: int) -> None:
@@ -92,19 +91,40 @@ def collect_case_rows(
     corpus: str = "leetcode",
     languages: Sequence[str] = ("python",),
     *,
+    picks: int = 2,
+    **options: Any,
+) -> CollectReport:
+    """Measure every passing program of ``out/<corpus>.jsonl`` in ``languages`` on ``picks`` of its cases alone
+    into ``out/<corpus>.cases.jsonl`` (same ``text`` mode), resuming what is there (a larger ``picks`` later
+    adds the new cases' rows; the rows already there stay). ``options``: those of ``collect_single_rows``."""
+    check_corpus(corpus)
+    check_picks(picks)  # before anything runs
+
+    def singles(job: HarnessJob) -> list[tuple[HarnessJob, dict[str, int]]]:
+        count = len(job.cases.args)
+        return [(single, {"case": index, "of": count}) for single, index in single_case_jobs(job, picks)]
+
+    return collect_single_rows(out, corpus, languages, singles, "cases", **options)
+
+
+def collect_single_rows(
+    out: str | Path,
+    corpus: str,
+    languages: Sequence[str],
+    singles: Callable[[HarnessJob], list[tuple[HarnessJob, dict[str, Any]]]],
+    name: str,
+    *,
     data: str | Path | None = None,
     protocol: Protocol | None = None,
     text: str | None = None,
     workers: int | None = None,
     runners_file: str | Path | None = None,
     progress: bool = True,
-    picks: int = 2,
 ) -> CollectReport:
-    """Measure every passing program of ``out/<corpus>.jsonl`` in ``languages`` on ``picks`` of its cases alone
-    into ``out/<corpus>.cases.jsonl`` (same ``text`` mode), resuming what is there (a larger ``picks`` later
-    adds the new cases' rows; the rows already there stay)."""
-    check_corpus(corpus)
-    check_picks(picks)  # before anything runs
+    """Measure the jobs ``singles`` makes of every passing program of ``out/<corpus>.jsonl`` in ``languages``
+    (each with the ``meta`` its row adds) into ``out/<corpus>.<name>.jsonl``, logging to
+    ``out/<corpus>.<name>.runs.jsonl``, resuming what is there (by job key). ``corpus``: one run through
+    harnesses (``check_corpus``)."""
     text = default_text(corpus) if text is None else text
     _check_mode(corpus, text)
     protocol = Protocol() if protocol is None else protocol
@@ -123,31 +143,24 @@ def collect_case_rows(
         if problem:
             raise OptionError("languages", f"{language}: {problem}")
         support.prepare(runner.harness.support, runner.harness.compile)
-    dataset, log = out / f"{corpus}.cases.jsonl", out / f"{corpus}.cases.runs.jsonl"
+    dataset, log = out / f"{corpus}.{name}.jsonl", out / f"{corpus}.{name}.runs.jsonl"
     cut_torn_line(dataset)  # a run killed mid-write leaves half a row
     _check_text(dataset, text)
     jobs, _ = load_corpus(corpus, list(languages), data=data)
-    singles = [
-        (single, index, len(job.cases.args))
-        for job in jobs
-        if job.key in passing
-        for single, index in single_case_jobs(job, picks)
-    ]
-    picked = {single.key: (index, count) for single, index, count in singles}  # the case's index, of how many
+    picked = {single.key: (single, meta) for job in jobs if job.key in passing for single, meta in singles(job)}
     done = _done_keys(log)
-    todo = [single for single, _, _ in singles if single.key not in done]
+    todo = [single for single, _ in picked.values() if single.key not in done]
     tasks = [(job, runners[job.language], protocol) for job in todo]
     tried = passed = 0
     with (
         JsonlAppender(dataset) as data_file,
         JsonlAppender(log) as log_file,
-        tqdm(total=len(picked), initial=len(picked) - len(todo), desc="single cases", disable=not progress) as bar,
+        tqdm(total=len(picked), initial=len(picked) - len(todo), desc=f"{name} rows", disable=not progress) as bar,
     ):
         for job, record in _run(tasks, workers):
             if record["status"] == "passed":
                 row = _row(job, record, text, {})
-                index, count = picked[job.key]
-                row["meta"] |= {"case": index, "of": count}
+                row["meta"] |= picked[job.key][1]
                 data_file.write(row)
                 passed += 1
             kept = {k: v for k, v in record.items() if k != "runtime_repeats_s"}
