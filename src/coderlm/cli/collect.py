@@ -179,12 +179,11 @@ def run_programs(args: argparse.Namespace) -> int:
     summary = {"dataset": str(report.dataset), "requested": report.requested, "already_done": report.already_done}
     summary |= {"tried": report.tried, "passed": report.passed}
     summary |= {"skipped_languages": sorted(report.skipped_languages)}
+    usable = [lang for lang in args.languages if lang not in report.skipped_languages]
     if args.case_rows:
-        usable = [lang for lang in args.languages if lang not in report.skipped_languages]
         cases = collect_case_rows(args.out, args.corpus, usable, picks=args.case_picks, **common)
         summary["case_rows"] = {"dataset": str(cases.dataset), "requested": cases.requested, "passed": cases.passed}
     if args.grown_rows:
-        usable = [lang for lang in args.languages if lang not in report.skipped_languages]
         grown = collect_grown_rows(args.out, args.corpus, usable, factors=args.grow_factors, **common)
         summary["grown_rows"] = {"dataset": str(grown.dataset), "requested": grown.requested, "passed": grown.passed}
     print(json.dumps(summary))

