@@ -151,7 +151,8 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument(
         "--number-values",
         action="store_true",
-        help="scratch RLMs: digit tokens also embed their number's log10 value (model option number_values)",
+        help="RLMs from scratch or fine-tuned from an encoder: digit tokens also embed their number's log10 value "
+        "(model option number_values)",
     )
     parser.add_argument(
         "--extra-train",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from coderlm.builtin import model_folder
 from coderlm.cli import main
 
 TINY = ["--encoder-dim", "32", "--decoder-dim", "32", "--encoder-heads", "4", "--decoder-heads", "4",
@@ -147,6 +148,9 @@ def test_unknown_target_and_options_are_clear_errors(tmp_path, capsys):
     assert "--out is required" in capsys.readouterr().err
     assert main(["predict", "--model", str(tmp_path / "nope"), str(data)]) == 2
     assert "config.json is missing" in capsys.readouterr().err
+    frozen = ["--encoder", str(model_folder("builtin:python-encoder")), "--number-values"]  # a boolean flag's error
+    assert main(["train", "--data", str(data), "--out", str(tmp_path / "r"), *frozen, *TINY]) == 2
+    assert "--number-values needs an encoder that trains" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
 

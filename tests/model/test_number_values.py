@@ -6,10 +6,13 @@ import torch
 from scipy.stats import spearmanr
 
 from coderlm import RegressionLM
+from coderlm.builtin import model_folder
+from coderlm.model.hf_encoder import PretrainedEncoder
 from coderlm.model.number_values import NumberValues, digit_table, run_log_values
 from coderlm.options import OptionError
-from coderlm.text import BPETokenizer
+from coderlm.text import BPETokenizer, PretrainedTokenizer
 from tests.conftest import tiny_config
+from tests.hf_tiny import make_bert
 
 TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
 DIGITS = list(range(10, 20))  # token id 10 + d stands for digit d
@@ -53,9 +56,9 @@ def test_digit_ids_of_a_tokenizer_that_splits_digits():
         merged.digit_ids()
 
 
-def test_number_values_need_the_scratch_encoder_and_ten_digit_ids():
-    with pytest.raises(OptionError, match="scratch encoder"):
-        tiny_config(number_values=True, digit_ids=DIGITS, encoder="some/folder")
+def test_number_values_need_an_encoder_that_trains_and_ten_digit_ids():
+    with pytest.raises(OptionError, match="needs an encoder that trains"):
+        tiny_config(number_values=True, digit_ids=DIGITS, encoder="some/folder")  # frozen
     with pytest.raises(ValueError, match="10 digit tokens"):
         tiny_config(number_values=True, digit_ids=DIGITS[:3])
     assert tiny_config(number_values=True, digit_ids=DIGITS).digit_ids == tuple(DIGITS)
@@ -97,3 +100,45 @@ def test_number_values_refuse_a_tokenizer_that_merges_digits():
     )
     with pytest.raises(OptionError, match=r"number_values .*lines\+digits"):
         rlm.fit(texts, bounds)
+
+
+def test_a_fine_tuned_pretrained_encoder_starts_as_it_was_and_learns_the_values(tmp_path):
+    folder = str(model_folder("builtin:python-encoder"))
+    tokenizer = PretrainedTokenizer.from_folder(folder)
+    digits = tokenizer.digit_ids()
+    assert [tokenizer.decode([i]) for i in digits] == [str(d) for d in range(10)]
+    cfg = tiny_config(
+        encoder=folder,
+        train_encoder=True,
+        encoder_dim=128,
+        input_vocab_size=tokenizer.vocab_size,
+        max_input_len=64,
+        number_values=True,
+        digit_ids=digits,
+    )
+    encoder = PretrainedEncoder(cfg).eval()
+    batch = tokenizer.encode(["for i in range(4096):\n    x += 1\n"], 64)
+    ids, mask = torch.as_tensor(batch.ids), torch.as_tensor(batch.mask)
+    plain = encoder.body(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+    assert torch.equal(encoder.states(ids, mask), plain)  # the value embedding starts at zero
+
+    texts, bounds = loop_task(48, seed=0)
+    rlm = RegressionLM(
+        max_input_len=64,
+        model={"number_values": True, "decoder_dim": 32, "decoder_heads": 4},
+        training={"steps": 4, "batch_size": 8, "progress": False},
+        num_samples=4,
+    )
+    rlm.fit(texts, bounds, init="builtin:python-encoder")
+    values = rlm.network_.encoder.number_values
+    assert values is not None and values.proj.weight.abs().sum() > 0  # trained with the body
+    rlm.save(tmp_path / "run")
+    again = RegressionLM.load(tmp_path / "run")
+    assert again.network_.encoder.number_values is not None
+    assert np.array_equal(again.sample(texts[:3], seed=2), rlm.sample(texts[:3], seed=2))
+
+
+def test_a_pretrained_tokenizer_that_joins_digits_is_refused(tmp_path):
+    tokenizer = PretrainedTokenizer.from_folder(make_bert(tmp_path / "bert"))  # WordPiece: "##3"
+    with pytest.raises(ValueError, match=r"merges digits with other characters.*splits digits"):
+        tokenizer.digit_ids()

@@ -70,7 +70,11 @@ def _run_reporting_errors(args: argparse.Namespace) -> int:
 
 def _remember_flags(parser: argparse.ArgumentParser) -> None:
     """Give every (sub)command ``args.flags``: option name -> its flag, for error messages."""
-    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings and a.dest != "help"}
+
+    def flag(action: argparse.Action) -> str:  # the longest spelling, "--x" before "--no-x"
+        return max(action.option_strings, key=lambda s: (not s.startswith("--no-"), len(s)))
+
+    flags = {a.dest: flag(a) for a in parser._actions if a.option_strings and a.dest != "help"}
     parser.set_defaults(flags=flags)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

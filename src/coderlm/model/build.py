@@ -110,7 +110,7 @@ def model_config(
             "max_input_len": min(max_input_len, facts["max_positions"] or max_input_len),
         }
         options.setdefault("encoder_dim", facts["hidden"])
-    if options.get("number_values") and isinstance(tokenizer, BPETokenizer):
+    if options.get("number_values"):
         try:
             derived["digit_ids"] = tuple(tokenizer.digit_ids())
         except ValueError as error:

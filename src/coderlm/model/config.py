@@ -33,7 +33,7 @@ class ModelConfig:
     train_encoder: bool = False  # pretrained encoders: train their weights too (default: frozen)
     gradient_checkpointing: bool = False  # trainable pretrained encoders: recompute activations in backward
     encoder_attention_dropout: float | None = None  # trained encoder: attention-weight dropout (None: its own; 0: fast)
-    number_values: bool = False  # scratch encoder: digit tokens also embed their number's log10 value
+    number_values: bool = False  # digit tokens also embed their number's log10 value (scratch or trained encoder)
     digit_ids: tuple[int, ...] = ()  # ids of the tokens 0..9 (from the tokenizer; for number_values)
 
     def __post_init__(self) -> None:
@@ -80,8 +80,14 @@ class ModelConfig:
             raise OptionError("mlp_ratio", f"must be > 0, got {self.mlp_ratio!r}", "model option")
         object.__setattr__(self, "digit_ids", tuple(int(i) for i in self.digit_ids))  # JSON gives a list
         if self.number_values:
-            if not own_encoder:
-                raise OptionError("number_values", "applies to the scratch encoder only", "model option")
+            if not (own_encoder or self.train_encoder):
+                raise OptionError(
+                    "number_values",
+                    "needs an encoder that trains: a frozen pretrained encoder's states are a fixed function of "
+                    "the text (and cached), so values added to its input would never be learned; set "
+                    "train_encoder (fine-tune it) or leave number_values off",
+                    "model option",
+                )
             if len(self.digit_ids) != 10 or not all(0 <= i < self.input_vocab_size for i in self.digit_ids):
                 raise ValueError(f"number_values needs the ids of the 10 digit tokens, got {self.digit_ids!r}")
         if self.independent_objectives and (self.number_length < 1 or self.output_length % self.number_length):

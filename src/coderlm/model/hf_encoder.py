@@ -9,7 +9,10 @@ are used whole (without the pooler). Nothing is ever downloaded
 (``local_files_only=True``).
 
 ``PretrainedEncoder`` = the Hugging Face body, then a linear projection to
-``encoder_dim`` when that differs from the body's hidden size. A frozen body
+``encoder_dim`` when that differs from the body's hidden size. A body that trains
+can also read numbers as magnitudes (``number_values``: added to its token
+embeddings, starting from zero so that fine-tuning starts from the pretrained
+encoder as it was). A frozen body
 (the default) always runs in eval mode without gradients, and its weights are
 left out of ``state_dict()``: checkpoints and saved models hold only what
 training changes, and loading takes the body from its folder again.
@@ -28,6 +31,7 @@ import torch
 from torch import nn
 
 from coderlm.model.config import ModelConfig
+from coderlm.model.number_values import NumberValues
 
 SCRATCH = "scratch"
 # name -> (Python package that ships the weights, folder inside it)
@@ -165,6 +169,12 @@ class PretrainedEncoder(nn.Module):
         self.body, self.hf_config = load_body(cfg.encoder, hf_config, attention_dropout)
         self.hidden = self.body.get_input_embeddings().embedding_dim
         self.proj = nn.Linear(self.hidden, cfg.encoder_dim) if self.hidden != cfg.encoder_dim else nn.Identity()
+        # number values (trained encoders only): added to the body's token embeddings, from zero
+        self.number_values = (
+            NumberValues(cfg.input_vocab_size, cfg.digit_ids, self.hidden, zero_init=True)
+            if cfg.number_values
+            else None
+        )
         if self.frozen:
             self.body.requires_grad_(False)
             self.body.eval()
@@ -183,7 +193,10 @@ class PretrainedEncoder(nn.Module):
     def states(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The body's last hidden states (B, T, H)."""
         with torch.no_grad() if self.frozen else contextlib.nullcontext():
-            return self.body(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+            if self.number_values is None:
+                return self.body(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+            embeddings = self.body.get_input_embeddings()(ids) + self.number_values(ids)
+            return self.body(inputs_embeds=embeddings, attention_mask=mask.long()).last_hidden_state
 
     def project(self, states: torch.Tensor) -> torch.Tensor:
         """(B, T, H) body states -> (B, T, De)."""

@@ -60,10 +60,14 @@ def value_features(log_value: torch.Tensor) -> torch.Tensor:
 class NumberValues(nn.Module):
     """Adds to each digit token an embedding of its number's value (see the module docstring)."""
 
-    def __init__(self, vocab_size: int, digit_ids: Sequence[int], dim: int) -> None:
+    def __init__(self, vocab_size: int, digit_ids: Sequence[int], dim: int, zero_init: bool = False) -> None:
+        """``zero_init``: the projection starts at zero, so a pretrained encoder it feeds starts as it was."""
         super().__init__()
         self.register_buffer("table", digit_table(vocab_size, digit_ids), persistent=False)
         self.proj = nn.Linear(1 + 2 * len(SCALES), dim)
+        if zero_init:
+            nn.init.zeros_(self.proj.weight)
+            nn.init.zeros_(self.proj.bias)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """ids (B, T) -> (B, T, dim), zero on tokens that are not digits."""

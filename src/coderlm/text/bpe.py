@@ -22,6 +22,18 @@ PAD, START = "<pad>", "<s>"
 PRETOKENIZERS = ("code", "lines", "lines+digits")
 
 
+def digit_ids_of(tokenizer: Tokenizer, remedy: str) -> list[int]:
+    """Ids of ``tokenizer``'s tokens ``0``..``9``; ValueError (ending in ``remedy``) if a token joins a digit
+    to anything else (``12``, ``x1``, ``##3``): number values read a number as its run of digit tokens."""
+    vocab = tokenizer.get_vocab()
+    specials = {t.content for t in tokenizer.get_added_tokens_decoder().values()} | {PAD, START}
+    joined = sorted(t for t in vocab if len(t) > 1 and any(c.isdigit() for c in t) and t not in specials)
+    if joined or not all(str(d) in vocab for d in range(10)):
+        example = f" (e.g. {joined[0]!r})" if joined else ""
+        raise ValueError(f"this tokenizer merges digits with other characters{example}; number values need {remedy}")
+    return [vocab[str(d)] for d in range(10)]
+
+
 @dataclasses.dataclass(frozen=True)
 class TokenBatch:
     ids: np.ndarray  # (n, T) int64, right-padded with the pad id
@@ -122,15 +134,7 @@ class BPETokenizer:
     def digit_ids(self) -> list[int]:
         """Ids of the tokens ``0``..``9``; ValueError if any token joins a digit to something else (the
         ``lines`` pre-tokenizer), since a number must then be read as a string of digit tokens."""
-        vocab = self.tokenizer.get_vocab()
-        joined = sorted(t for t in vocab if len(t) > 1 and any(c.isdigit() for c in t) and t not in (PAD, START))
-        if joined or not all(str(d) in vocab for d in range(10)):
-            example = f" (e.g. {joined[0]!r})" if joined else ""
-            raise ValueError(
-                f"this tokenizer merges digits with other characters{example}; number values need "
-                "pretokenize 'code' or 'lines+digits'"
-            )
-        return [vocab[str(d)] for d in range(10)]
+        return digit_ids_of(self.tokenizer, "pretokenize 'code' or 'lines+digits'")
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, ``<s>`` first, untruncated."""

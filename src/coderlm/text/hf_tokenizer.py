@@ -22,7 +22,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from coderlm.atomic import write_atomic
-from coderlm.text.bpe import TokenBatch
+from coderlm.text.bpe import TokenBatch, digit_ids_of
 
 NEWLINE, INDENT, TAB, ESCAPE = "¶", "»", "→", "§"
 MARKERS = {NEWLINE: "\n", INDENT: "    ", TAB: "\t"}
@@ -103,6 +103,10 @@ class PretrainedTokenizer:
     @property
     def vocab_size(self) -> int:
         return self.tokenizer.get_vocab_size()
+
+    def digit_ids(self) -> list[int]:
+        """Ids of the tokens ``0``..``9`` (number values); ValueError if the vocabulary joins digits."""
+        return digit_ids_of(self.tokenizer, "an encoder whose tokenizer splits digits (coderlm pretrain's does)")
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         texts = [mark_structure(t) for t in texts] if self.structure else list(texts)
