@@ -145,6 +145,14 @@ def add_programs(kinds: argparse._SubParsersAction) -> None:
         help=f"with --grown-rows: the factors, comma-separated (default {','.join(map(str, FACTORS))})",
     )
     p.add_argument(
+        "--int-sizes",
+        type=int_list,
+        default=[],
+        help="with --grown-rows: also measure each program's largest case with its largest integer argument "
+        "(>= 2) set to each of these sizes, comma-separated (e.g. 1000,100000; default: none): how the "
+        "code scales with a stated number past LeetCode's small ones",
+    )
+    p.add_argument(
         "--rerun-share",
         type=float,
         default=1.0,
@@ -169,7 +177,7 @@ def run_programs(args: argparse.Namespace) -> int:
         check_picks(args.case_picks)
     if args.grown_rows:
         check_corpus(args.corpus, "grown-rows")
-        check_factors(args.grow_factors)
+        check_factors(args.grow_factors, args.int_sizes)
     protocol = Protocol(args.repeats, args.warmups, args.timeout, 2 if args.twice else 1, args.rerun_share)
     common = {"data": args.data, "protocol": protocol, "text": args.text, "workers": args.workers}
     common |= {"runners_file": args.runners, "progress": not args.no_progress}
@@ -184,7 +192,8 @@ def run_programs(args: argparse.Namespace) -> int:
         cases = collect_case_rows(args.out, args.corpus, usable, picks=args.case_picks, **common)
         summary["case_rows"] = {"dataset": str(cases.dataset), "requested": cases.requested, "passed": cases.passed}
     if args.grown_rows:
-        grown = collect_grown_rows(args.out, args.corpus, usable, factors=args.grow_factors, **common)
+        sizes = {"factors": args.grow_factors, "int_sizes": args.int_sizes}
+        grown = collect_grown_rows(args.out, args.corpus, usable, **sizes, **common)
         summary["grown_rows"] = {"dataset": str(grown.dataset), "requested": grown.requested, "passed": grown.passed}
     print(json.dumps(summary))
     return 0

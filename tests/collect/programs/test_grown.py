@@ -7,7 +7,15 @@ import pytest
 
 from coderlm.cli import main
 from coderlm.collect.programs.collect import collect_programs
-from coderlm.collect.programs.grown import INT_CAP, collect_grown_rows, grow, grown_case, grown_jobs, largest_case
+from coderlm.collect.programs.grown import (
+    INT_CAP,
+    collect_grown_rows,
+    grow,
+    grown_case,
+    grown_jobs,
+    largest_case,
+    sized_case,
+)
 from coderlm.collect.programs.harness import Cases, HarnessJob
 from coderlm.data import read_dataset
 from coderlm.options import OptionError
@@ -45,6 +53,26 @@ def test_the_largest_case_grows_by_each_factor_and_is_not_checked():
             grown_jobs(job, bad)
 
 
+def test_the_largest_integer_is_set_to_each_size_and_nothing_else_changes():
+    assert sized_case(([1, 2], 5, 3), 1000) == ([1, 2], 1000, 3)
+    assert sized_case((7, 7), 100) == (100, 7)  # the first of equals
+    assert sized_case(([1, 2], "ab"), 100) is None  # no integer argument
+    assert sized_case((True, 1, [5000]), 100) is None  # flags, 0/1 and list elements are not sizes
+    assert sized_case((5000,), 1000) is None  # only ever larger
+    cases = Cases("f", (([1, 2, 3], 4), ([9], 2000)), ("value", "value"), False, print, "sdk")
+    job = HarnessJob("python/leetcode/1/Solution.py", "python", "leetcode/1", "Solution.py", "code", "", "f", cases)
+    grown = grown_jobs(job, (8,), int_sizes=(1000, 100000))
+    assert [(j.key.split("#")[1], meta) for j, meta in grown] == [
+        ("case0x8", {"case": 0, "grown": 8}),
+        ("case0n1000", {"case": 0, "int": 1000}),
+        ("case0n100000", {"case": 0, "int": 100000}),
+    ]
+    assert grown[2][0].cases.args == (([1, 2, 3], 100000),)
+    for bad in ((1,), (1000, INT_CAP + 1)):
+        with pytest.raises(OptionError, match="int-sizes must be integers from 2 to 10,000,000"):
+            grown_jobs(job, (8,), bad)
+
+
 def test_grown_rows_of_a_collected_dataset_end_to_end(tmp_path):
     out, options = toy_leetcode(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"leetcode\.jsonl: no dataset here"):
@@ -74,6 +102,8 @@ def test_grown_rows_refuse_a_corpus_without_harnesses_and_bad_factors(tmp_path, 
     base = ["collect", "programs", "--corpus", "leetcode", "--out", str(tmp_path / "o"), "--grown-rows"]
     assert main([*base, "--grow-factors", "8,1"]) != 0 and not (tmp_path / "o").exists()
     assert "grow-factors must be one or more integers >= 2, got [8, 1]" in capsys.readouterr().err
+    assert main([*base, "--int-sizes", "1000,0"]) != 0 and not (tmp_path / "o").exists()
+    assert "int-sizes must be integers from 2 to 10,000,000, got [1000, 0]" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse names the flag and the value
         main([*base, "--grow-factors", "8,big"])
     assert "--grow-factors: expected comma-separated integers, got '8,big'" in capsys.readouterr().err

@@ -7,9 +7,12 @@ a small case. ``grown_case`` scales a case by a factor: every list, string and l
 ``factor`` times end to end (``[3, 1] -> [3, 1, 3, 1]``; a nested list repeats its outer list, so pairs and
 rows stay whole), every integer argument is multiplied by it (unless past ``INT_CAP``), other values stay.
 The same program on its largest case grown by each factor gives rows whose inputs line states sizes no
-LeetCode case reaches, labelled by what the program costs there. ``collect_grown_rows`` writes them to
-``<corpus>.grown.jsonl`` (the row format of ``<corpus>.jsonl``; ``meta.case``: the grown case's index,
-``meta.grown``: the factor), logging to ``<corpus>.grown.runs.jsonl``, resumable.
+LeetCode case reaches, labelled by what the program costs there. ``int_sizes`` adds rows where only the
+largest integer argument changes, set to each size (``sized_case``): LeetCode's integers are mostly small
+(the median program's largest is 6, so x64 reaches 384), while a held-out case may state ``int 1000000``.
+``collect_grown_rows`` writes the rows to ``<corpus>.grown.jsonl`` (the row format of ``<corpus>.jsonl``;
+``meta.case``: the grown case's index, ``meta.grown``: the factor, or ``meta.int``: the size), logging to
+``<corpus>.grown.runs.jsonl``, resumable.
 
 Grown inputs may break a problem's constraints (an index past the end, a tree that is no longer a search
 tree) and their answers are unknown, so nothing is checked: a program that fails, crashes or runs out of
@@ -37,10 +40,13 @@ INT_CAP = 10**7  # an integer argument grown past this stays as it was (loops to
 FACTORS = (8, 64)
 
 
-def check_factors(factors: Sequence[int]) -> None:
-    """Refuse an empty list of factors or a factor below two (one is the case as it was)."""
+def check_factors(factors: Sequence[int], int_sizes: Sequence[int] = ()) -> None:
+    """Refuse an empty list of factors or a factor below two (one is the case as it was), and integer
+    sizes below two or past ``INT_CAP``."""
     if not factors or any(f < 2 for f in factors):
         raise OptionError("grow-factors", f"must be one or more integers >= 2, got {list(factors)}")
+    if any(not 2 <= n <= INT_CAP for n in int_sizes):
+        raise OptionError("int-sizes", f"must be integers from 2 to {INT_CAP:,}, got {list(int_sizes)}")
 
 
 def grow(value: Any, factor: int, top: bool = True) -> Any:
@@ -61,24 +67,43 @@ def grown_case(case: Sequence[Any], factor: int) -> tuple[Any, ...]:
     return tuple(grow(argument, factor) for argument in case)
 
 
+def sized_case(case: Sequence[Any], size: int) -> tuple[Any, ...] | None:
+    """``case`` with its largest integer argument set to ``size`` (the first of equals; other arguments as
+    they are), or None where no integer argument is at least 2 or the largest is already ``size`` or more."""
+    ints = [i for i, a in enumerate(case) if isinstance(a, int) and not isinstance(a, bool) and a >= 2]
+    if not ints:
+        return None
+    largest = max(ints, key=lambda i: case[i])
+    if case[largest] >= size:
+        return None
+    return tuple(size if i == largest else a for i, a in enumerate(case))
+
+
 def largest_case(cases: Sequence[Sequence[Any]]) -> int:
     """The index of the case with the most values (``inputs._count``; the first of equals)."""
     return max(range(len(cases)), key=lambda i: sum(_count(argument) for argument in cases[i]))
 
 
-def grown_jobs(job: HarnessJob, factors: Sequence[int] = FACTORS) -> list[tuple[HarnessJob, dict[str, int]]]:
-    """``job`` on its largest case grown by each factor, with its row's meta; the key says which
-    (``...#case3x8``). A job without cases gives none."""
-    check_factors(factors)
+def grown_jobs(
+    job: HarnessJob, factors: Sequence[int] = FACTORS, int_sizes: Sequence[int] = ()
+) -> list[tuple[HarnessJob, dict[str, int]]]:
+    """``job`` on its largest case grown by each factor, then with its largest integer set to each of
+    ``int_sizes`` (where it has one below), with each row's meta; the key says which (``...#case3x8``,
+    ``...#case3n100000``). A job without cases gives none."""
+    check_factors(factors, int_sizes)
     if not job.cases.args:
         return []
     index = largest_case(job.cases.args)
+    largest = job.cases.args[index]
+    variants = [(grown_case(largest, f), f"x{f}", {"grown": f}) for f in factors]
+    variants += [(sized_case(largest, n), f"n{n}", {"int": n}) for n in int_sizes]
     out = []
-    for factor in factors:
-        args = (grown_case(job.cases.args[index], factor),)
-        cases = dataclasses.replace(job.cases, args=args, check=PassedInFull())
-        grown = dataclasses.replace(job, key=f"{job.key}#case{index}x{factor}", cases=cases)
-        out.append((grown, {"case": index, "grown": factor}))
+    for args, name, meta in variants:
+        if args is None:
+            continue
+        cases = dataclasses.replace(job.cases, args=(args,), check=PassedInFull())
+        grown = dataclasses.replace(job, key=f"{job.key}#case{index}{name}", cases=cases)
+        out.append((grown, {"case": index, **meta}))
     return out
 
 
@@ -88,12 +113,15 @@ def collect_grown_rows(
     languages: Sequence[str] = ("python",),
     *,
     factors: Sequence[int] = FACTORS,
+    int_sizes: Sequence[int] = (),
     **options: Any,
 ) -> CollectReport:
     """Measure every passing program of ``out/<corpus>.jsonl`` in ``languages`` on its largest case grown by
-    each of ``factors`` into ``out/<corpus>.grown.jsonl`` (same ``text`` mode), resuming what is there (new
-    factors later add their rows). ``options``: those of ``cases.collect_single_rows``."""
+    each of ``factors`` (and with its largest integer set to each of ``int_sizes``) into
+    ``out/<corpus>.grown.jsonl`` (same ``text`` mode), resuming what is there (new factors or sizes later add
+    their rows). ``options``: those of ``cases.collect_single_rows``."""
     check_corpus(corpus, "grown-rows")
-    check_factors(factors)  # before anything runs
-    factors = tuple(factors)
-    return collect_single_rows(out, corpus, languages, lambda job: grown_jobs(job, factors), "grown", **options)
+    check_factors(factors, int_sizes)  # before anything runs
+    factors, int_sizes = tuple(factors), tuple(int_sizes)
+    jobs = lambda job: grown_jobs(job, factors, int_sizes)  # noqa: E731
+    return collect_single_rows(out, corpus, languages, jobs, "grown", **options)
