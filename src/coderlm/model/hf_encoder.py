@@ -9,13 +9,13 @@ are used whole (without the pooler). Nothing is ever downloaded
 (``local_files_only=True``).
 
 ``PretrainedEncoder`` = the Hugging Face body, then a linear projection to
-``encoder_dim`` when that differs from the body's hidden size. A body that trains
-can also read numbers as magnitudes (``number_values``: added to its token
-embeddings, starting from zero so that fine-tuning starts from the pretrained
-encoder as it was). A frozen body
+``encoder_dim`` when that differs from the body's hidden size. A frozen body
 (the default) always runs in eval mode without gradients, and its weights are
 left out of ``state_dict()``: checkpoints and saved models hold only what
-training changes, and loading takes the body from its folder again.
+training changes, and loading takes the body from its folder again. A body that
+trains can also read numbers as magnitudes (``number_values``: added to its
+token embeddings, starting from zero so that fine-tuning starts from the
+pretrained encoder as it was).
 """
 
 from __future__ import annotations
