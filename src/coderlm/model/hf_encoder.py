@@ -194,9 +194,10 @@ class PretrainedEncoder(nn.Module):
         """The body's last hidden states (B, T, H)."""
         with torch.no_grad() if self.frozen else contextlib.nullcontext():
             if self.number_values is None:
-                return self.body(input_ids=ids, attention_mask=mask.long()).last_hidden_state
-            embeddings = self.body.get_input_embeddings()(ids) + self.number_values(ids)
-            return self.body(inputs_embeds=embeddings, attention_mask=mask.long()).last_hidden_state
+                inputs = {"input_ids": ids}
+            else:  # the body's own token embeddings plus the values
+                inputs = {"inputs_embeds": self.body.get_input_embeddings()(ids) + self.number_values(ids)}
+            return self.body(**inputs, attention_mask=mask.long()).last_hidden_state
 
     def project(self, states: torch.Tensor) -> torch.Tensor:
         """(B, T, H) body states -> (B, T, De)."""
