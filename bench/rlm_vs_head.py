@@ -192,7 +192,7 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
     training_keys = set(TrainConfig.__dataclass_fields__)
     model = MODEL | {k: v for k, v in options.items() if k not in training_keys | BENCH_KEYS}
     model, extra = family_options(kind, folder, model, MODEL["decoder_dim"], args.init_learning_rate)
-    training = task.training | {"steps": args.steps, "progress": False, "seed": seed} | extra
+    training = task.training | {"steps": args.steps, "seed": seed} | extra  # the trainer's progress bar on stderr
     training |= {k: v for k, v in options.items() if k in training_keys}
     number_format = P10(digits=options["digits"]) if "digits" in options else None
     scale = options.get("target_scale")
@@ -223,7 +223,7 @@ def text_options(task: Task, kind: str) -> dict:
 
 def run_head(args, task: Task, split, seed: int, family: tuple) -> dict[str, float]:
     tr, va, te = split
-    training = {"steps": args.steps, "batch_size": task.training["batch_size"], "progress": False, "seed": seed}
+    training = {"steps": args.steps, "batch_size": task.training["batch_size"], "seed": seed}
     model = MODEL
     kind, folder = family
     if kind == "pretrained":  # the head on the pretrained encoder, trained with it, as the RLM is
@@ -337,6 +337,8 @@ def main() -> None:
                         )
                         jobs.append(("regression_head_norm", e, spec))
             for method, encoder, spec in jobs:
+                started = f"{method} {encoder} {spec or 'default'!r}: train {train}, seed {seed}"
+                print(started, file=sys.stderr, flush=True)
                 start = time.perf_counter()
                 if method == "rlm":
                     by_point = run_rlm(args, task, variants[spec], split, seed, families[encoder])
