@@ -84,7 +84,7 @@ def test_target_noise_must_not_be_negative():
         TrainConfig(target_noise=-0.1)
 
 
-def test_small_data_from_scratch_starts_with_target_noise_a_trained_start_with_its_rate():
+def test_small_data_with_a_new_decoder_starts_with_target_noise_a_trained_start_with_its_rate():
     assert TrainConfig().target_noise == 0.1
     assert start_options(None, False, {}, 1999, 28) == {}  # from scratch, few rows, many passes: the defaults
     exact = {"target_noise": 0.0}  # and the rate: TrainConfig's default
@@ -92,9 +92,10 @@ def test_small_data_from_scratch_starts_with_target_noise_a_trained_start_with_i
     assert start_options(None, False, {}, 300, 27.9) == exact  # few passes
     assert start_options({}, True, {}, 20, 100) == exact | {"learning_rate": 5e-5}  # fine-tuning a trained model
     assert start_options(None, False, {"encoder": "minilm", "train_encoder": False}, 20, 100) == exact  # frozen
-    assert start_options(None, False, {"encoder": "enc", "train_encoder": True}, 20, 100) == exact | {
-        "learning_rate": 3e-4
-    }  # a pretrained encoder, fine-tuned
+    encoder = {"encoder": "enc", "train_encoder": True}  # a pretrained encoder, fine-tuned: a new decoder
+    assert start_options(None, False, encoder, 500, 64) == {"learning_rate": 3e-4}  # its rate, with the noise
+    assert start_options(None, False, encoder, 2000, 100) == exact | {"learning_rate": 3e-4}  # many rows
+    assert start_options(None, False, encoder, 500, 27.9) == exact | {"learning_rate": 3e-4}  # few passes
     assert start_options({"target_noise": 0.2, "learning_rate": 1e-3}, False, {}, 100, 100) == {}  # set: kept
     assert start_options({"target_noise": 0.0}, True, {}, 100, 100) == {"learning_rate": 5e-5}  # each on its own
 
