@@ -31,9 +31,9 @@ it) trained on fewer than ``NOISE_MAX_ROWS`` rows for at least ``NOISE_MIN_PASSE
 rows), where the noise was measured to help or be level (docs/results.md "Training targets spelled with
 noise": NB201 at 140-1,620 rows and 29.6-267 passes, MBXP Python at 38 passes; "The pretrained encoder on few
 labels spelled with noise": ``builtin:python-encoder`` fine-tuned on 250 and 500 LeetCode and 500 and 1,265
-MBXP Python programs, 38-128 passes); with fewer passes the noisy targets were not yet learned (LeetCode C++ runtime at
-23 passes -0.06, a 300-row toy at 27), with more rows the exact spelling no longer overfits (4,500 NB201 cell
-strings: accuracy -0.027). A trained model (``init=MODEL``: the few-shot fine-tunes) and a frozen encoder
+MBXP Python programs, 38-128 passes); with fewer passes the noisy targets were not yet learned (LeetCode C++
+runtime at 23 passes -0.06, a 300-row toy at 27), with more rows the exact spelling no longer overfits (4,500
+NB201 cell strings: accuracy -0.027). A trained model (``init=MODEL``: the few-shot fine-tunes) and a frozen encoder
 keep exact targets (not measured with noise).
 """
 
