@@ -11,6 +11,8 @@ automaton allows there, which is the distribution the sampler draws from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from tqdm.auto import tqdm
@@ -70,23 +72,38 @@ def _decode(
     temperature: float,
     generator: torch.Generator | None,
 ) -> torch.Tensor:
+    def pick(logits: torch.Tensor, t: int, out: torch.Tensor) -> torch.Tensor:
+        if temperature == 0:
+            return logits.argmax(-1)
+        probs = torch.softmax(logits / temperature, dim=-1)
+        return torch.multinomial(probs.view(-1, probs.shape[-1]), 1, generator=generator).view(batch, num_samples)
+
+    return decode_steps(model, automaton, memory, batch, num_samples, pick)
+
+
+def decode_steps(
+    model: EncoderDecoder,
+    automaton: Automaton,
+    memory: Memory,
+    batch: int,
+    width: int,
+    pick: Callable[[torch.Tensor, int, torch.Tensor], torch.Tensor],
+) -> torch.Tensor:
+    """Token ids (batch, width, L): ``width`` sequences per input decoded in lockstep with the KV cache, the
+    next tokens (batch, width) chosen by ``pick(logits, t, out)`` from the allowed logits (batch, width, V)
+    at step t (forbidden tokens at -inf) and the tokens chosen so far (``out[..., :t]``)."""
     decoder = model.decoder
     device = memory.mask.device
     length = decoder.cfg.output_length
-    cache = decoder.new_cache(batch * num_samples, device, memory.cross[0][0].dtype)
-    token = torch.full((batch, num_samples, 1), decoder.bos_id, dtype=torch.long, device=device)
-    state = torch.full((batch, num_samples), automaton.start, dtype=torch.long, device=device)
-    out = torch.empty((batch, num_samples, length), dtype=torch.long, device=device)
+    cache = decoder.new_cache(batch * width, device, memory.cross[0][0].dtype)
+    token = torch.full((batch, width, 1), decoder.bos_id, dtype=torch.long, device=device)
+    state = torch.full((batch, width), automaton.start, dtype=torch.long, device=device)
+    out = torch.empty((batch, width, length), dtype=torch.long, device=device)
     for t in range(length):
         if t % decoder.restart_every == 0:
             token = torch.full_like(token, decoder.bos_id)  # starts the sequence (and each independent objective)
-        logits = decoder(token, memory, cache)[:, :, -1].float()  # (B, S, V)
-        logits = automaton.mask_logits(logits, state)
-        if temperature == 0:
-            nxt = logits.argmax(-1)
-        else:
-            probs = torch.softmax(logits / temperature, dim=-1)
-            nxt = torch.multinomial(probs.view(-1, probs.shape[-1]), 1, generator=generator).view(batch, num_samples)
+        logits = decoder(token, memory, cache)[:, :, -1].float()  # (B, W, V)
+        nxt = pick(automaton.mask_logits(logits, state), t, out)
         out[:, :, t] = nxt
         state = automaton.advance(state, nxt)
         token = nxt[:, :, None]
@@ -108,3 +125,17 @@ def log_prob(
 ) -> torch.Tensor:
     """Per-token log-probabilities (B, L) of target token ids (B, L) given inputs (B, T)."""
     return allowed_log_probs(model(ids, mask, targets), automaton, targets)
+
+
+@torch.no_grad()
+def inputs_log_probs(
+    model: EncoderDecoder, automaton: Automaton, tokens: TokenBatch, target_ids: torch.Tensor, k: int, batch_size: int
+) -> np.ndarray:
+    """Log-probabilities (n, k) of each input's target ids (n, k * L), per objective, ``batch_size`` inputs of
+    similar length at a time (on the automaton's device)."""
+    out = np.empty((len(tokens.lengths), k))
+    for rows, ids, mask in tokens.by_length(batch_size, automaton.transitions.device):
+        y = target_ids[rows].to(ids.device)
+        logp = allowed_log_probs(model(ids, mask, y), automaton, y)  # (b, k * L)
+        out[rows] = logp.view(len(rows), out.shape[1], -1).sum(-1).cpu().numpy()
+    return out

@@ -142,13 +142,18 @@ class NumberCodec:
         return (SPECIAL_TOKENS[name],) * self.length
 
     # -------------------------------------------------------------- decoding
-    def decode(self, ids: np.ndarray | torch.Tensor) -> np.ndarray:
-        """Float64 values (..., k) for ids (..., k * L). Special tokens decode to NaN/±inf."""
+    def decode(self, ids: np.ndarray | torch.Tensor, within: np.ndarray | None = None) -> np.ndarray:
+        """Float64 values (..., k) for ids (..., k * L). Special tokens decode to NaN/±inf. ``within`` (..., k),
+        in [0, 1]: a place inside each spelled number's interval (one step of its last digit, centred on it;
+        0.5 is the number), as the quantile walk leaves it; the value moves there before the target scale."""
         ids = ids.cpu().numpy() if isinstance(ids, torch.Tensor) else np.asarray(ids)
         ids = ids.reshape(*ids.shape[:-1], self.num_objectives, self.length)
         n_format = len(self.format.tokens)
         first = ids[..., 0]
-        values = self.format.decode(np.where(ids < n_format, ids, 0))
+        numeric = np.where(ids < n_format, ids, 0)
+        values = self.format.decode(numeric)
+        if within is not None:
+            values = values + (np.asarray(within, dtype=np.float64) - 0.5) * self.format.unit(numeric)
         if self.scale is not None:
             values = self.scale.inverse(values)
         for offset, name in enumerate(self.specials):

@@ -32,6 +32,7 @@ import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+import torch
 
 SIGNS = ("<+>", "<->")
 DIGITS = tuple(f"<{d}>" for d in range(10))
@@ -125,6 +126,20 @@ class NumberFormat(abc.ABC):
         weights = np.ones(self.length)
         weights[self.length - self.mantissa_length :] = decay ** np.arange(self.mantissa_length, dtype=np.float64)
         return weights
+
+    @abc.abstractmethod
+    def ascending(self, prefix: torch.Tensor) -> torch.Tensor:
+        """Whether the next token's ids rise with the number's value, for prefixes (..., t) of t < ``length``
+        ids (bool, shape (...)): numbers sharing a prefix are one interval of the number line, and the
+        tokens allowed after it split that interval in id order, upward or downward (the quantile walk,
+        ``coderlm.decoding.walk``)."""
+
+    def unit(self, ids: np.ndarray) -> np.ndarray:
+        """Magnitude of one step of the last mantissa digit for ids (..., length): the width of the interval
+        a spelled number stands for."""
+        bumped = np.array(ids, copy=True)
+        bumped[..., -1] += 1  # digit value 10 is still arithmetic in ``decode``
+        return np.abs(self.decode(bumped) - self.decode(ids))
 
     def token_ids(self, tokens: Sequence[str]) -> list[int]:
         index = {t: i for i, t in enumerate(self.tokens)}
@@ -235,6 +250,12 @@ class P10(NumberFormat):
     def is_final(self, state: Hashable) -> bool:
         return state == "end"
 
+    def ascending(self, prefix: torch.Tensor) -> torch.Tensor:
+        # the sign: <-> (id 1) below <+> (id 0); then exponents and digits rise with the magnitude
+        if prefix.shape[-1] == 0:
+            return torch.zeros(prefix.shape[:-1], dtype=torch.bool, device=prefix.device)
+        return prefix[..., 0] == 0
+
     def to_dict(self) -> dict:
         return {"kind": "p10", **dataclasses.asdict(self)}
 
@@ -344,6 +365,17 @@ class IEEE(NumberFormat):
 
     def is_final(self, state: Hashable) -> bool:
         return state == "end"
+
+    def ascending(self, prefix: torch.Tensor) -> torch.Tensor:
+        t = prefix.shape[-1]
+        if t == 0:  # the sign: <-> (id 1) below <+> (id 0)
+            return torch.zeros(prefix.shape[:-1], dtype=torch.bool, device=prefix.device)
+        positive = prefix[..., 0] == 0
+        if t == 1:  # the exponent's sign: a negative exponent is the smaller magnitude
+            return ~positive
+        if t < 2 + self.exponent_digits:  # exponent digits: a larger negative exponent is a smaller magnitude
+            return positive == (prefix[..., 1] == 0)
+        return positive
 
     def to_dict(self) -> dict:
         return {"kind": "ieee", **dataclasses.asdict(self)}
