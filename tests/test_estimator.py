@@ -84,6 +84,17 @@ def test_validation_can_score_ranking_instead_of_likelihood():
         RegressionLM(training={"val_metric": "accuracy"}).fit(texts, targets)
 
 
+def test_ranking_validation_can_rank_exact_medians():
+    """``val_samples=0``: validation ranks the exact medians (no samples), as ``predict(point="exact")``."""
+    texts, targets = line_count_task(40, seed=4)
+    rlm = RegressionLM(vocab_size=300, model=TINY, training={"steps": 6, "val_metric": "spearman", "val_samples": 0})
+    rlm.fit(texts[:20], targets[:20], val_texts=texts[20:], val_targets=targets[20:])
+    exact = rlm.predict(texts[20:], point="exact")[:, 0]
+    assert rlm.fit_report_["best_val_loss"] == pytest.approx(1 - task_spearman(exact, targets[20:], None))
+    with pytest.raises(ValueError, match="val_samples"):
+        RegressionLM(training={"val_samples": -1}).fit(texts, targets)
+
+
 def test_ranking_validation_can_weigh_tasks_alike():
     texts, targets = line_count_task(40, seed=4)
     tasks = ["a"] * 14 + ["b"] * 6  # the plain mean over tasks, not the mean over rows

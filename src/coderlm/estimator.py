@@ -26,7 +26,8 @@ from coderlm.builtin import model_folder
 from coderlm.data.checks import check_targets, check_texts
 from coderlm.decoding.calibration import Calibration, calibrate
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
-from coderlm.decoding.sampler import allowed_log_probs, sample_inputs
+from coderlm.decoding.sampler import inputs_log_probs, sample_inputs
+from coderlm.decoding.walk import walk_inputs
 from coderlm.devices import resolve_device
 from coderlm.estimator_files import constructor_params, init_estimator, read_estimator, run_folder, write_estimator
 from coderlm.model.build import finetuned_network, fit_codec, fit_tokenizer, new_network
@@ -39,7 +40,6 @@ from coderlm.numbers.formats import NumberFormat
 from coderlm.options import OptionError
 from coderlm.readout import Readout, add_readout
 from coderlm.text import TokenBatch
-from coderlm.training.config import TrainConfig
 from coderlm.training.examples import (
     TargetJitter,
     TensorMaker,
@@ -54,7 +54,7 @@ from coderlm.training.objective import NumberLoss
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.start_rate import start_config
 from coderlm.training.trainer import Trainer
-from coderlm.training.validation import likelihood_validation, ranking_validation
+from coderlm.training.validation import model_validation
 
 log = logging.getLogger("coderlm")
 
@@ -201,7 +201,9 @@ class RegressionLM:
             save_tokenizer(run_dir, tokenizer)  # before any weights: a resume needs it
         device = torch.device(self._device())
         make_tensors = TensorMaker(self.network_, config, run_dir, self._input_len(), device, self.fit_report_)
-        val_loss = self._validation(val_texts, val_targets, val_tasks, missing, specials, config, make_tensors, trained)
+        val_loss = model_validation(
+            self, val_texts, val_targets, val_tasks, missing, specials, config, make_tensors, trained
+        )
         sampler = BatchSampler.for_config(len(rows.texts), config, rows.tasks, tokens.mask.sum(1))
         groups = [codec.format.token_ids(group) for group in codec.format.ordinal_groups()]  # format tokens first
         k, aux = rows.num_objectives, config.aux_regression
@@ -234,20 +236,6 @@ class RegressionLM:
         if base is None:
             return new_network(tokenizer, codec, options, self.max_input_len, seed)
         return finetuned_network(base.network_, codec, options, seed, sources)
-
-    def _validation(self, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained):
-        """What validation minimizes (``val_metric``): the likelihood of the targets, or 1 - rank correlation."""
-        if texts is None:
-            return None
-        k = self.codec_.num_objectives
-        val = check_rows(texts, values, tasks, missing=missing, specials=specials, num_objectives=k, what="validation ")
-        if config.val_metric == "spearman":
-            tokens = self._encode(val.texts)  # once: every evaluation reads the same inputs
-            samples = lambda: self.codec_.decode(self._sample_ids(tokens, config.val_samples, None, 0))  # noqa: E731
-            return ranking_validation(samples, val.values, val.tasks, config.val_task_weights)
-        tokens = self.tokenizer_.encode(val.texts, self._input_len())
-        targets = encode_targets(self.codec_, val.values, missing, trained, config.digit_decay)
-        return likelihood_validation(make_tensors(tokens, targets))
 
     # ------------------------------------------------------------- predict
     def sample(
@@ -304,12 +292,25 @@ class RegressionLM:
         return sample_inputs(self.network_, automaton, tokens, num_samples, temperature, generator, batch, progress)
 
     def predict(self, texts: Sequence[str], point: str = "median", num_samples: int | None = None) -> np.ndarray:
-        """Point estimates (n, k): the median (default), mean or trimmed mean (interquartile) of the samples."""
+        """Point estimates (n, k): the median (default), mean or trimmed mean (interquartile) of the samples,
+        or ``"exact"``: the median of the model's distribution itself (``predict_quantiles(exact=True)``)."""
+        if point == "exact":
+            return self.predict_quantiles(texts, [0.5], exact=True)[..., 0]
         return point_estimate(self.sample(texts, num_samples), point)
 
-    def predict_quantiles(self, texts: Sequence[str], q: Sequence[float]) -> np.ndarray:
-        """Sample quantiles (n, k, len(q))."""
-        return quantiles(self.sample(texts), np.asarray(q, dtype=np.float64))
+    def predict_quantiles(
+        self, texts: Sequence[str], q: Sequence[float], exact: bool = False, progress: bool = False
+    ) -> np.ndarray:
+        """Quantiles (n, k, len(q)) of the samples; ``exact``: of the model's distribution itself, one
+        deterministic decode per level (``coderlm.decoding.walk``), continuous within the last digit."""
+        if not exact:
+            return quantiles(self.sample(texts, progress=progress), np.asarray(q, dtype=np.float64))
+        self._check_fitted()
+        self.network_.eval()
+        tokens, levels, automaton = self._encode(check_texts(texts)), np.asarray(q, np.float64), self._automaton()
+        values = walk_inputs(self.network_, automaton, self.codec_, tokens, levels, self.batch_size, progress)
+        values = np.concatenate([values, *(r.apply(values)[..., None] for r in self.readouts_)], axis=-1)
+        return np.moveaxis(values, 1, -1)
 
     def predict_interval(self, texts: Sequence[str], level: float = 0.9, calibrated: bool = True) -> np.ndarray:
         """Central intervals (n, k, 2) holding ``level`` of the samples; widened by the model's conformal
@@ -326,7 +327,6 @@ class RegressionLM:
         self.calibration_ = calibrate(self.sample(texts, seed=seed), values)
         return self.calibration_
 
-    @torch.no_grad()
     def log_prob(self, texts: Sequence[str], targets, per_objective: bool = False) -> np.ndarray:
         """Log-probability of each target's token spelling: (n,), or (n, k) per objective.
 
@@ -337,13 +337,9 @@ class RegressionLM:
         texts = check_texts(texts)
         values = check_targets(targets, len(texts), self.codec_.num_objectives, self.codec_.specials)
         target_ids = torch.from_numpy(self.codec_.encode(values).ids)
-        automaton = self._automaton()
-        out = np.empty((len(texts), self.codec_.num_objectives))
         self.network_.eval()
-        for rows, ids, mask in self._encode(texts).by_length(self.batch_size, self._device()):
-            y = target_ids[rows].to(ids.device)
-            logp = allowed_log_probs(self.network_(ids, mask, y), automaton, y)  # (b, L)
-            out[rows] = logp.view(len(rows), self.codec_.num_objectives, -1).sum(-1).cpu().numpy()
+        k, automaton = self.codec_.num_objectives, self._automaton()
+        out = inputs_log_probs(self.network_, automaton, self._encode(texts), target_ids, k, self.batch_size)
         return out if per_objective else out.sum(1)
 
     # --------------------------------------------------------- persistence

@@ -39,7 +39,7 @@ class TrainConfig:
     eval_every: int = 0  # steps between validation-loss evaluations; 0 = only at the end
     patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
     val_metric: str = "loss"  # what validation minimizes: "loss" (NLL) or "spearman" (1 - rho of sample medians)
-    val_samples: int = 16  # samples per validation input with val_metric "spearman"
+    val_samples: int = 16  # samples per validation input with val_metric "spearman"; 0: the exact median (walked)
     val_task_weights: str = "rows"  # with val_metric "spearman": tasks weighted by their rows or "equal"
     average_best: int = 1  # return the uniform average of the N best-validating weights (1: the best one)
     checkpoint_every: int = 0  # steps between checkpoints in the run folder; 0 = only at the end
@@ -60,11 +60,10 @@ class TrainConfig:
             "grad_accum",
             "keep_checkpoints",
             "log_every",
-            "val_samples",
             "average_best",
         )
         check_integers(self, positive, "training option")
-        counts = ("eval_every", "patience", "checkpoint_every", "seed", "augment")
+        counts = ("eval_every", "patience", "checkpoint_every", "seed", "augment", "val_samples")
         check_integers(self, counts, "training option", minimum=0)
         if self.batch_size % self.grad_accum:
             raise ValueError(f"training option grad_accum={self.grad_accum} must divide batch_size={self.batch_size}")

@@ -17,8 +17,11 @@ import numpy as np
 from torch import nn
 
 from coderlm.decoding.estimates import point_estimate
+from coderlm.decoding.walk import walk_inputs
 from coderlm.evaluation.metrics import task_spearman
 from coderlm.training.batches import TokenTensors
+from coderlm.training.config import TrainConfig
+from coderlm.training.examples import check_rows, encode_targets
 
 Validation = Callable[[nn.Module], float]
 
@@ -41,3 +44,27 @@ def ranking_validation(
         return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
 
     return loss
+
+
+def model_validation(
+    rlm, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained
+) -> Validation | None:
+    """What ``RegressionLM.fit`` validates on (None without validation rows): the likelihood of the targets,
+    or (``val_metric="spearman"``) 1 - rank correlation of medians: of ``val_samples`` samples per input, or
+    (``val_samples=0``) the exact median alone, walked (``coderlm.decoding.walk``): no sampling noise in
+    the choice of weights."""
+    if texts is None:
+        return None
+    k = rlm.codec_.num_objectives
+    val = check_rows(texts, values, tasks, missing=missing, specials=specials, num_objectives=k, what="validation ")
+    if config.val_metric == "spearman":
+        tokens = rlm._encode(val.texts)  # once: every evaluation reads the same inputs
+        if config.val_samples:
+            draws = lambda: rlm.codec_.decode(rlm._sample_ids(tokens, config.val_samples, None, 0))  # noqa: E731
+        else:
+            half, batch = np.array([0.5]), rlm.batch_size
+            draws = lambda: walk_inputs(rlm.network_.eval(), rlm._automaton(), rlm.codec_, tokens, half, batch)  # noqa: E731
+        return ranking_validation(draws, val.values, val.tasks, config.val_task_weights)
+    tokens = rlm.tokenizer_.encode(val.texts, rlm._input_len())
+    targets = encode_targets(rlm.codec_, val.values, missing, trained, config.digit_decay)
+    return likelihood_validation(make_tensors(tokens, targets))
