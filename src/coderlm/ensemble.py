@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from coderlm.decoding import point_estimate
 from coderlm.estimator import RegressionLM
 
 
@@ -44,3 +45,21 @@ def pooled_samples(
         raise ValueError("no model given")
     samples = [model.sample(texts, num_samples=num_samples, seed=seed, progress=progress) for model in models]
     return np.concatenate(samples, axis=1)
+
+
+POINTS = ("median", "exact")
+
+
+def point_of(models: Sequence[RegressionLM], texts: Sequence[str], samples: np.ndarray, point: str) -> np.ndarray:
+    """Point estimates (n, k): the median of the (pooled) ``samples``, or ``"exact"``: the median of the one
+    model's distribution itself, walked without samples (``RegressionLM.predict(point="exact")``)."""
+    check_point(point, len(models))
+    return point_estimate(samples) if point == "median" else models[0].predict(list(texts), point="exact")
+
+
+def check_point(point: str, num_models: int) -> None:
+    """A clear error, before any sampling, for a point ``point_of`` cannot give."""
+    if point not in POINTS:
+        raise ValueError(f"point must be one of {POINTS}, got {point!r}")
+    if point == "exact" and num_models != 1:
+        raise ValueError(f"the exact median reads one model's distribution, got {num_models} models")

@@ -16,8 +16,8 @@ from tqdm.auto import tqdm
 from coderlm.atomic import write_atomic
 from coderlm.cli.flags import csv_list
 from coderlm.data import read_dataset
-from coderlm.decoding import central_interval, point_estimate
-from coderlm.ensemble import load_models, pooled_samples
+from coderlm.decoding import central_interval
+from coderlm.ensemble import POINTS, check_point, load_models, point_of, pooled_samples
 from coderlm.evaluation import evaluate, markdown_table, to_json, write_report
 from coderlm.evaluation.baselines import BASELINES, make_baseline
 from coderlm.evaluation.baselines.regression_head import options_like, selection_like
@@ -53,6 +53,13 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="the model's validation set (coderlm train --val): the regression-head baselines select their "
         "weights on it as the model did (its val_metric, evaluations and moving average)",
     )
+    p.add_argument(
+        "--point",
+        choices=POINTS,
+        default="median",
+        help="the prediction scored: the median of the samples (default), or exact: the median of the model's "
+        "distribution itself, walked without sampling noise (one model)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -67,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         train_data=args.train_data,
         val_data=args.val_data,
         progress=not args.no_progress,
+        point=args.point,
     )
     print(f"report: {Path(args.report) / 'report.md'}")
     return 0
@@ -83,18 +91,21 @@ def evaluate_run(
     val_data: str | Path | None = None,
     seed: int = 0,
     progress: bool = True,
+    point: str = "median",
 ) -> dict[str, Any]:
     """Evaluate a trained run on dataset ``data``; write report.md, metrics.json and plots to ``report``.
 
     Given several models, their samples are pooled (``coderlm.ensemble``); a regression-head baseline
     reads text as the first one does, and with ``val_data`` selects its weights on those rows as the first
-    model's fit did (``selection_like``). A progress bar on stderr names the stage (sampling, each baseline)."""
+    model's fit did (``selection_like``); ``point``: the samples' median or the exact one (``point_of``). A
+    progress bar on stderr names the stage (sampling, each baseline)."""
     unknown = sorted(set(baselines) - set(BASELINES))
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; known: {sorted(BASELINES)}")
     if baselines and train_data is None:
         raise ValueError("baselines need --train-data (the same training set the model saw)")
     models = load_models([model] if isinstance(model, (str, Path)) else list(model))
+    check_point(point, len(models))
     rlm = models[0]
     arrays = read_dataset(data).to_arrays(rlm.objectives_, "mask", absent="nan")
     train_arrays = read_dataset(train_data).to_arrays(rlm.objectives_, "mask", absent="nan") if baselines else None
@@ -103,7 +114,7 @@ def evaluate_run(
     stages.set_postfix_str(f"sampling {len(arrays)} inputs with {len(models)} model(s)")
     samples = pooled_samples(models, arrays.texts, num_samples, seed, progress)
     stages.update(1)
-    predicted = point_estimate(samples)
+    predicted = point_of(models, arrays.texts, samples, point)
     intervals = {level: central_interval(samples, level) for level in LEVELS}
     calibration = getattr(rlm, "calibration_", None) if len(models) == 1 else None  # pooled samples: not calibrated
     calibrated = (

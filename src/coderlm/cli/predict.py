@@ -25,8 +25,8 @@ from coderlm.collect.kernels.collect import compile_kernels
 from coderlm.collect.kernels.texts import as_kernel_text
 from coderlm.collect.nets import TEXT_STYLES
 from coderlm.data import read_dataset
-from coderlm.decoding import central_interval, point_estimate
-from coderlm.ensemble import load_models, pooled_samples
+from coderlm.decoding import central_interval
+from coderlm.ensemble import POINTS, check_point, load_models, point_of, pooled_samples
 from coderlm.estimator import RegressionLM
 
 
@@ -48,6 +48,13 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=float, default=0.9, help="central interval level (default 0.9)")
     p.add_argument("--num-samples", type=int, help="samples per input (default: the model's, 64)")
     p.add_argument("--all-samples", action="store_true", help="also print every sample")
+    p.add_argument(
+        "--point",
+        choices=POINTS,
+        default="median",
+        help="the prediction: the median of the samples (default), or exact: the median of the model's "
+        "distribution itself, walked in one decode without sampling noise (one model)",
+    )
     p.add_argument("--output", choices=["json", "csv"], default="json", help="JSON lines (default) or CSV")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr while sampling")
@@ -71,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     models = load_models(args.model)
     inputs = read_inputs(args.inputs, args.onnx_style, kernels=args.kernels)
     progress = not args.no_progress and len(inputs) > 1
-    records = predict_records(models, inputs, args.level, args.num_samples, args.all_samples, args.seed, progress)
+    records = predict_records(
+        models, inputs, args.level, args.num_samples, args.all_samples, args.seed, progress, args.point
+    )
     if args.output == "json":
         for record in records:
             print(json.dumps(record))
@@ -138,17 +147,20 @@ def predict_records(
     all_samples: bool = False,
     seed: int | None = 0,
     progress: bool = False,
+    point: str = "median",
 ) -> list[dict]:
-    """One flat record per input: median, interval bounds (and samples) per objective. A model calibrated
-    for ``level`` (``coderlm calibrate``) gives its conformal interval (``calibrated``: true).
+    """One flat record per input: median (``point``: of the samples, or exact: ``ensemble.point_of``), interval
+    bounds (and samples) per objective. A model calibrated for ``level`` (``coderlm calibrate``) gives its
+    conformal interval (``calibrated``: true).
 
     Given several models, each draws ``num_samples`` and the estimates come from all of them pooled
     (``progress``: a bar on stderr per model)."""
     models = [rlm] if isinstance(rlm, RegressionLM) else list(rlm)
+    check_point(point, len(models))
     samples = pooled_samples(models, [text for _, text in inputs], num_samples, seed, progress)
     calibration = getattr(models[0], "calibration_", None) if len(models) == 1 else None  # pooled: not calibrated
     calibrated = calibration is not None and level in calibration.promised()
-    medians = point_estimate(samples)
+    medians = point_of(models, [text for _, text in inputs], samples, point)
     intervals = calibration.interval(samples, level) if calibrated else central_interval(samples, level)
     records = []
     for i, (name, _) in enumerate(inputs):
