@@ -35,6 +35,19 @@ def test_a_seeded_request_equals_sampling_in_process(server, model_dir):
     np.testing.assert_array_equal([[r["quantiles"]["y0"]] for r in results], quantiles(samples, np.array([0.1, 0.5])))
 
 
+def test_an_exact_request_gets_the_walked_median(server, model_dir):
+    """``point: exact``: the in-process ``predict(point="exact")``, concurrent requests batched."""
+    body = {"inputs": [{"text": t} for t in TEXTS], "point": "exact"}
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: predict(server, **body).raise_for_status().json(), range(4)))
+    with single_thread():
+        exact = RegressionLM.load(model_dir).predict(TEXTS, point="exact")
+    for answer in answers:
+        assert answer["num_samples"] == 0 and answer["results"][0]["interval"] is None
+        got = [[r["median"]["y0"]] for r in answer["results"]]
+        np.testing.assert_allclose(got, exact, rtol=1e-5)  # batched with other requests: float32 noise
+
+
 def test_an_onnx_input_is_read_as_the_collector_writes_it(server, tmp_path):
     onnx = pytest.importorskip("onnx")
     from coderlm.collect.nets.onnx_export import load_onnx, save_onnx
@@ -101,6 +114,8 @@ def test_interval_quantiles_and_samples_come_only_when_asked(server):
         ({"inputs": [{"text": "x"}], "level": 1.5}, "level: Input should be less than 1"),
         ({"inputs": [{"text": "x"}], "quantiles": [0.5, 2]}, "quantiles[1]: Input should be less than or equal to 1"),
         ({"inputs": [{"text": "x"}], "sed": 1}, "sed: Extra inputs are not permitted"),
+        ({"inputs": [{"text": "x"}], "point": "mean"}, "point: Input should be 'median' or 'exact'"),
+        ({"inputs": [{"text": "x"}], "point": "exact", "level": 0.9}, "point: exact gives the median alone"),
     ],
 )
 def test_a_malformed_request_gets_422_naming_the_field(server, body, field):

@@ -90,6 +90,12 @@ def create_app(
             raise HTTPException(413, message)
         model = models[name]
         num_samples = request.num_samples or model.rlm.num_samples
+        if request.point == "exact":  # one decode per input, no samples: the batcher's calls with num_samples 0
+            asked = [f for f in ("num_samples", "level", "quantiles") if getattr(request, f) is not None]
+            asked += ["return_samples"] if request.return_samples else []
+            if asked:
+                raise _invalid("point", "exact gives the median alone (no samples): drop " + ", ".join(asked))
+            num_samples = 0
         if num_samples > config.max_samples:
             raise _invalid("num_samples", f"must be <= {config.max_samples} (--max-samples), got {num_samples}")
         try:

@@ -5,7 +5,8 @@ request, lets others join it until the batch holds ``max_batch`` inputs or the f
 ``max_wait_s``, and makes one sampling call for all of them in its own thread (the event loop
 goes on taking requests meanwhile); each request then gets its own rows. Within a call every
 distinct text is decoded once, and requests that sent the same text share its samples. Requests
-asking for different ``num_samples`` share a batch but not a call: one call per ``num_samples``.
+asking for different ``num_samples`` share a batch but not a call: one call per ``num_samples`` (0: the
+exact median, walked without samples, as one sample per input).
 
 A request is never split across batches, so one larger than ``max_batch`` makes a batch of its own.
 A request carrying a ``seed`` is sampled alone, its texts as given (no de-duplication): its result

@@ -61,7 +61,10 @@ class ServedModel:
         return self.rlm.objectives_
 
     def sample(self, texts: list[str], num_samples: int, seed: int | None) -> np.ndarray:
-        """Float64 samples (n, num_samples, k); seeded: exactly what the loaded model gives in process."""
+        """Float64 samples (n, num_samples, k); seeded: exactly what the loaded model gives in process.
+        ``num_samples`` 0: the exact median alone, as one sample (n, 1, k) (``predict(point="exact")``)."""
+        if num_samples == 0:
+            return self.batched.predict(texts, point="exact")[:, None, :]
         if seed is not None:
             return self.rlm.sample(texts, num_samples, seed=seed)
         return self.batched.sample(texts, num_samples)

@@ -8,7 +8,7 @@ Non-finite numbers (a special value such as NaN, or a statistic of no finite sam
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Base64Bytes, BaseModel, ConfigDict, Field, model_validator
 
@@ -40,6 +40,11 @@ class PredictRequest(BaseModel):
     level: float | None = Field(None, gt=0, lt=1, description="also give central intervals at this level")
     quantiles: list[Level] | None = Field(None, min_length=1, description="also give these quantiles")
     return_samples: bool = Field(False, description="also give every sample")
+    point: Literal["median", "exact"] = Field(
+        "median",
+        description="median: of the samples; exact: the median of the model's distribution itself, walked in "
+        "one decode without sampling (deterministic, cheaper; the median alone: no level, quantiles or samples)",
+    )
     seed: int | None = Field(
         None,
         ge=0,
