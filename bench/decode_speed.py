@@ -7,6 +7,8 @@ same run. Rows:
   by all samples of an input, KV cache, automaton masks by one tensor gather per step,
   vectorized float decoding.
 * ``rlm_no_cache``: ours without the KV cache (the whole prefix is re-decoded each step).
+* ``rlm_exact``: no samples: the median of the model's distribution walked in one decode per query
+  (``coderlm.decoding.walk``, ``predict(point="exact")``).
 * ``naive``: the reference implementation's approach: memory copied per sample, no KV
   cache (cross-attention keys/values recomputed each step), masks built per sample in
   Python from the format's next-token rule, floats parsed per sample into an object array.
@@ -25,6 +27,7 @@ import numpy as np
 import torch
 
 from coderlm.decoding import sample_tokens
+from coderlm.decoding.walk import walk_tokens
 from coderlm.model import EncoderDecoder, Memory, ModelConfig
 from coderlm.numbers import P10, NumberCodec
 
@@ -81,6 +84,12 @@ def sample_without_cache(model, codec, ids, mask, num_samples: int) -> torch.Ten
     return prefix[..., 1:]
 
 
+def exact_median(model, codec, ids, mask) -> np.ndarray:
+    """The median of the model's distribution itself, walked in one decode (``coderlm.decoding.walk``)."""
+    walked, within = walk_tokens(model, codec.automaton, codec, ids, mask, torch.tensor([0.5], dtype=torch.float64))
+    return codec.decode(walked, within.numpy())
+
+
 def measure(fn, queries: int, seconds: float) -> tuple[float, int]:
     """Queries/s over repeated calls until ``seconds`` pass (after one warm-up call)."""
     fn()
@@ -125,6 +134,7 @@ def main() -> None:
         for method, fn, queries in [
             ("rlm", lambda: fast_decode(model, codec, ids, mask, args.samples), args.batch),
             ("rlm_no_cache", lambda: fast_decode(model, codec, ids, mask, args.samples, False), args.batch),
+            ("rlm_exact", lambda: exact_median(model, codec, ids, mask), args.batch),
             ("naive", lambda: naive_decode(model, codec, small_ids, small_mask, args.samples), args.naive_batch),
         ]:
             qps, calls = measure(fn, queries, args.seconds)
@@ -132,7 +142,7 @@ def main() -> None:
                 {
                     "method": method,
                     "queries_per_s": round(qps, 2),
-                    "samples": args.samples,
+                    "samples": 0 if method == "rlm_exact" else args.samples,
                     "input_tokens": args.input_len,
                     "batch": queries,
                     "objectives": args.objectives,

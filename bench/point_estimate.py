@@ -5,7 +5,8 @@ The RLM's prediction is the median of its samples. If the ranking were limited b
 model (default: the shipped ``builtin:nb201``) and its test networks (the last 1,000 of
 ``bench/nasbench201.py``'s permutation; ``--test`` of them) and reports Spearman of the median and of
 the mean for 16, 64 and 256 samples at temperature 1 (nested: the first k of the same 256), and of 64
-samples at temperatures 0.5 and ~0 (greedy), for a few objectives.
+samples at temperatures 0.5 and ~0 (greedy), and of the exact median (``point="exact"``: the model's own
+median, walked without samples, ``coderlm.decoding.walk``), for a few objectives.
 
     python bench/point_estimate.py --json out/point_estimate.json
 """
@@ -68,9 +69,16 @@ def main() -> None:
                 results.append(
                     {**record, "objective": o, "spearman": float(spearmanr(reduce(column, 1), truth[o]).statistic)}
                 )
+    exact = model.predict(texts, point="exact")  # the walk: no samples (coderlm.decoding.walk)
+    for o in objectives:
+        rho = float(spearmanr(exact[:, model.objectives_.index(o)], truth[o]).statistic)
+        results.append(
+            {"method": "rlm", "point": "exact", "samples": 0, "temperature": 1.0, "objective": o, "spearman": rho}
+        )
+    runs[(1.0, 0)] = None
     table_rows = []
     for temperature, k in runs:
-        for point in ("median", "mean"):
+        for point in ("median", "mean") if k else ("exact",):
             picked = [r for r in results if (r["temperature"], r["samples"], r["point"]) == (temperature, k, point)]
             table_rows.append(
                 {

@@ -162,6 +162,11 @@ def parse_args(doc: str) -> argparse.Namespace:
         "LeetCode Python beside MBXP Python, both labelled by the tracemalloc peak",
     )
     parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="also score each RLM's exact median (no samples, coderlm.decoding.walk): a row with point exact",
+    )
+    parser.add_argument(
         "--save-models",
         type=Path,
         help="save every RLM trained here to DIR/<split>-<encoder family>-seed<N> (then usable as --encoders FOLDER)",

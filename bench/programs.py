@@ -79,12 +79,12 @@ from coderlm.builtin import model_folder
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 from coderlm.model.build import build_tokenizer
-from coderlm.model.files import CONFIG_FILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_families import LABELS, encoder_family, family_options, starting_point
 from program_data import collection_stats, extra_training, load, split, with_extra
 from program_flags import parse_args
+from program_rlm import exact_columns, fit_or_resume, pooled_row, sample_columns
 from program_scores import OBJECTIVES, SHORT, per_language, scores
 
 PAPER = "paper: APPS Python memory 0.930; CodeNet per language 0.347 (PHP) .. 0.748 (C++), mean > 0.5"
@@ -109,6 +109,8 @@ def label(row: dict) -> str:
         method += " (the RLM's window)"
     if row.get("objective"):  # --rlm-objective: one target learned
         method += f" ({row['objective']} only)"
+    if row.get("point") == "exact":
+        method += " (exact median)"
     if row.get("pooled"):
         return f"{method} ({row['models']} saved models pooled)"
     if row.get("models", 1) > 1:
@@ -123,40 +125,6 @@ def rlm_window(texts: list[str], train_texts: list[str], vocab_size: int, max_in
     keep = max_input_len - 1
     encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
     return [t[: e.offsets[keep - 1][1]] if len(e.ids) > keep else t for t, e in zip(texts, encoded, strict=True)]
-
-
-def fit_or_resume(rlm: RegressionLM, run: Path | None, **fit) -> RegressionLM:
-    """``rlm.fit(**fit)``; with a ``run`` folder (``--runs``), a model finished there is loaded instead and a
-    run stopped there continues from its latest checkpoint (``fit(resume=True)``)."""
-    if run is None:
-        return rlm.fit(**fit)
-    if (run / CONFIG_FILE).is_file():
-        print(f"  {run}: finished, loaded")
-        return RegressionLM.load(run, device=rlm.device)
-    resume = (run / "checkpoints" / "latest").is_file()
-    print(f"  {run}: {'continued from its latest checkpoint' if resume else 'new run'}")
-    return rlm.fit(**fit, run_dir=run, resume=resume)
-
-
-def sample_columns(rlm: RegressionLM, texts: list[str], num_samples: int) -> np.ndarray:
-    """(n, S, len(OBJECTIVES)) samples: each target the model learned in its column, NaN in the others."""
-    samples = np.full((len(texts), num_samples, len(OBJECTIVES)), np.nan)
-    columns = [OBJECTIVES.index(name) for name in rlm.objectives_]
-    samples[:, :, columns] = rlm.sample(texts, num_samples=num_samples, seed=0, progress=True)
-    return samples
-
-
-def pooled_row(folders: list[Path], texts: list[str], test: dict, num_samples: int) -> dict:
-    """A row for the pooled samples of saved RLMs (``--pool``; coderlm.ensemble's pooling): each model's
-    samples go to the columns of the targets it learned, so one-target models pool with two-target ones."""
-    pooled = []
-    for folder in folders:
-        model = RegressionLM.load(folder)
-        if not set(model.objectives_) <= set(OBJECTIVES):
-            raise SystemExit(f"--pool {folder}: predicts {model.objectives_}, not a subset of {OBJECTIVES}")
-        pooled.append(sample_columns(model, texts, num_samples))
-    predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
-    return scores(predicted, "rlm", test, models=len(folders), pooled=",".join(f.name for f in folders))
 
 
 def write_report(args: argparse.Namespace, results: list[dict], counts: dict, stats: dict, complete: bool) -> None:
@@ -319,12 +287,15 @@ def main() -> None:
                         **settings,
                     }
                 )
+                if args.exact:  # the same model's exact median: no samples (coderlm.decoding.walk)
+                    predicted = exact_columns(rlm, pick(te))
+                    results.append(scores(predicted, "rlm", test, **family, models=1, seed=seed, point="exact"))
                 print(f"  rlm ({encoder}) seed {seed}: {train_s:.0f}s")
                 write_report(args, results, counts, stats, complete=False)
             if args.seeds > 1:
                 # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
                 predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
-                train_s = sum(r["train_s"] for r in results[-args.seeds :])
+                train_s = sum(r["train_s"] for r in [r for r in results if "train_s" in r][-args.seeds :])
                 results.append(scores(predicted, "rlm", test, **family, models=args.seeds, train_s=train_s, **settings))
                 write_report(args, results, counts, stats, complete=False)
         if args.pool:

@@ -212,6 +212,7 @@ def run_rlm(args, task: Task, options: dict, split, seed: int, family: tuple) ->
         for point in ("median", "trimmed"):
             name = point if views == 1 else f"{point}, {views} views"
             by_point[name] = task.spearman(point_estimate(samples, point), te) | best
+    by_point["exact"] = task.spearman(rlm.predict(pick(te), point="exact"), te) | best  # no samples
     return by_point
 
 

@@ -65,13 +65,14 @@ def offline_row(model_dir: Path, texts: list[str], num_samples: int, seconds: fl
     """In-process ``predict`` on all of ``texts``, repeated for ``seconds`` (after one warm-up call):
     in one call (``per_call`` 0: the model batches as it does offline) or ``per_call`` inputs a call."""
     rlm = RegressionLM.load(model_dir)
-    rlm.predict(texts[:32], num_samples=num_samples)
+    point = {"num_samples": num_samples} if num_samples else {"point": "exact"}  # 0: the exact median
+    rlm.predict(texts[:32], **point)
     size = per_call if per_call > 0 else len(texts)
     calls = [texts[i : i + size] for i in range(0, len(texts), size)]
     inputs, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for call in calls:
-            rlm.predict(call, num_samples=num_samples)
+            rlm.predict(call, **point)
             inputs += len(call)
             if time.perf_counter() - start >= seconds:
                 break
@@ -134,6 +135,7 @@ class Load:
 
     async def send(self, client: httpx.AsyncClient, texts: list[str], num_samples: int) -> None:
         body = {"inputs": [{"text": t} for t in texts], "num_samples": num_samples}
+        body = body if num_samples else {"inputs": body["inputs"], "point": "exact"}  # 0: the exact median
         start = time.perf_counter()
         try:
             response = await client.post("/v1/predict", json=body)
@@ -224,7 +226,9 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=512, help="distinct inputs the clients cycle through")
     parser.add_argument("--dim", type=int, default=64, help="width of the model trained without --model")
     parser.add_argument("--train-steps", type=int, default=300, help="its training steps")
-    parser.add_argument("--num-samples", type=int, default=64, help="samples per input")
+    parser.add_argument(
+        "--num-samples", type=int, default=64, help="samples per input; 0: the exact median (point exact), no samples"
+    )
     parser.add_argument("--seconds", type=float, default=10.0, help="time measured per row")
     parser.add_argument("--clients", default="1,8,32,128", help="concurrent clients per row (comma-separated)")
     parser.add_argument("--max-batch", type=int, default=64, help="micro-batch of the batching rows")
@@ -294,6 +298,7 @@ def main() -> None:
     offline = rows[0]["inputs_per_s"]
     for row in rows:
         row["vs_offline"] = row["inputs_per_s"] / offline
+        row["samples"] = args.num_samples  # 0: the exact median
     print(markdown_table(rows, COLUMNS, floatfmt=".1f"))
     print_checks(rows, args.max_batch)
     if args.json:

@@ -13,8 +13,8 @@ from coderlm import RegressionLM
 from coderlm.model.files import CONFIG_FILE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from program_rlm import exact_columns, fit_or_resume, pooled_row
 from program_scores import OBJECTIVES, scores
-from programs import fit_or_resume, pooled_row
 
 TEXTS = [f"def f{i}(x):\\n    return [0] * {i}" for i in range(24)]
 TARGETS = [[10.0 * (i + 1), 0.5 + i] for i in range(24)]
@@ -99,3 +99,12 @@ def test_saved_models_pool_by_the_targets_each_learned(tmp_path):
     assert row["go/time"] == pytest.approx(
         scores(np.stack([alone[:, 0], np.median(pooled, 1)], 1), "rlm", test)["go/time"]
     )
+
+
+def test_exact_columns_place_each_learned_target(tmp_path):
+    """``--exact``: each model's exact medians in the columns of the targets it learned, NaN elsewhere."""
+    runtime = [[row[1]] for row in TARGETS[:18]]
+    one = fit_or_resume(rlm(), tmp_path / "runtime", texts=TEXTS[:18], targets=runtime, objectives=OBJECTIVES[1:])
+    placed = exact_columns(one, TEXTS[18:])
+    assert placed.shape == (6, len(OBJECTIVES)) and np.isnan(placed[:, 0]).all()
+    np.testing.assert_array_equal(placed[:, 1], one.predict(TEXTS[18:], point="exact")[:, 0])
