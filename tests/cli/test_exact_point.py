@@ -54,6 +54,7 @@ def test_predict_and_evaluate_take_the_exact_point(saved, capsys):
     assert main(["evaluate", "--model", model, "--data", str(test), "--report", str(report), "--point", "exact",
                  "--no-progress"]) == 0  # fmt: skip
     assert "spearman" in json.loads((report / "metrics.json").read_text())["all"]["lines"]
+    assert "| rlm (exact median) |" in capsys.readouterr().out
 
     # two models pool samples: no one distribution to walk
     assert main(["predict", "--model", model, "--model", model, "--point", "exact", str(test)]) != 0

@@ -125,7 +125,7 @@ def evaluate_run(
     metrics = {
         "rlm": evaluate(predicted, arrays.targets, rlm.objectives_, tasks, groups, intervals, calibrated=calibrated)
     }
-    rows = [_summary_row("rlm", metrics["rlm"], rlm.objectives_)]
+    rows = [_summary_row("rlm" if point == "median" else "rlm (exact median)", metrics["rlm"], rlm.objectives_)]
     for name in baselines:
         stages.set_postfix_str(f"baseline {name}: fit on {len(train_arrays)}, predict {len(arrays)}")
         head = name.startswith("regression_head")
