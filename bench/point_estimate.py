@@ -9,6 +9,11 @@ samples at temperatures 0.5 and ~0 (greedy), and of the exact median (``point="e
 median, walked without samples, ``coderlm.decoding.walk``), for a few objectives.
 
     python bench/point_estimate.py --json out/point_estimate.json
+
+Its data, the test networks' ONNX text (a minute):
+
+    python bench/point_estimate.py --write-cells out/nb201_test_cells.txt
+    coderlm collect nas --cells out/nb201_test_cells.txt --labels flops --cells-per-stage 5 --out out/nb201_all
 """
 
 from __future__ import annotations
@@ -40,14 +45,25 @@ def main() -> None:
     parser.add_argument("--objectives", default=OBJECTIVES)
     parser.add_argument("--test", type=int, default=300, help="test networks (the first of the 1,000)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--write-cells", type=Path, help="write the 1,000 test cells here (for coderlm collect nas --cells) and stop"
+    )
     args = parser.parse_args()
-    if not args.data.is_file():
-        raise SystemExit(f"{args.data}: not found (python scripts/train_builtin_nb201.py collects it)")
     with open(args.csv, newline="") as f:
         table = {row["arch"]: row for row in csv.DictReader(f)}
     order = np.random.default_rng(0).permutation(len(table))
     cells = list(table)
-    test = [cells[i] for i in order[-1000:]][: args.test]
+    test = [cells[i] for i in order[-1000:]]
+    if args.write_cells:
+        write_atomic(args.write_cells, "\n".join(test) + "\n")
+        return
+    if not args.data.is_file():
+        raise SystemExit(
+            f"{args.data}: not found; the test networks' ONNX text in a minute: python bench/point_estimate.py "
+            "--write-cells out/nb201_test_cells.txt && coderlm collect nas --cells out/nb201_test_cells.txt "
+            f"--labels flops --cells-per-stage 5 --out {args.data} (or every network: scripts/train_builtin_nb201.py)"
+        )
+    test = test[: args.test]
     rows = {r.group: r for r in read_dataset(args.data)}
     model = RegressionLM.load(args.model)
     model.batch_size = 128
