@@ -295,7 +295,8 @@ def main() -> None:
             if args.seeds > 1:
                 # the models' samples side by side (coderlm.ensemble.pooled_samples), then the median
                 predicted = point_estimate(np.concatenate(pooled, axis=1), "median")
-                train_s = sum(r["train_s"] for r in [r for r in results if "train_s" in r][-args.seeds :])
+                timed = [r["train_s"] for r in results if "train_s" in r]  # the sampled rows (not --exact's)
+                train_s = sum(timed[-args.seeds :])
                 results.append(scores(predicted, "rlm", test, **family, models=args.seeds, train_s=train_s, **settings))
                 write_report(args, results, counts, stats, complete=False)
         if args.pool:

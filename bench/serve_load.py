@@ -134,8 +134,8 @@ class Load:
         self.inputs = 0
 
     async def send(self, client: httpx.AsyncClient, texts: list[str], num_samples: int) -> None:
-        body = {"inputs": [{"text": t} for t in texts], "num_samples": num_samples}
-        body = body if num_samples else {"inputs": body["inputs"], "point": "exact"}  # 0: the exact median
+        point = {"num_samples": num_samples} if num_samples else {"point": "exact"}  # 0: the exact median
+        body = {"inputs": [{"text": t} for t in texts], **point}
         start = time.perf_counter()
         try:
             response = await client.post("/v1/predict", json=body)

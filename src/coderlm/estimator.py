@@ -251,7 +251,7 @@ class RegressionLM:
         bar on stderr counting the inputs sampled."""
         ids = self.sample_tokens(texts, num_samples, temperature, seed, progress)  # checks the model is fitted
         values = self.codec_.decode(ids)
-        return np.concatenate([values, *(r.apply(values)[..., None] for r in self.readouts_)], axis=-1)
+        return self._with_readouts(values)
 
     def fit_readout(
         self,
@@ -309,8 +309,7 @@ class RegressionLM:
         self.network_.eval()
         tokens, levels, automaton = self._encode(check_texts(texts)), np.asarray(q, np.float64), self._automaton()
         values = walk_inputs(self.network_, automaton, self.codec_, tokens, levels, self.batch_size, progress)
-        values = np.concatenate([values, *(r.apply(values)[..., None] for r in self.readouts_)], axis=-1)
-        return np.moveaxis(values, 1, -1)
+        return np.moveaxis(self._with_readouts(values), 1, -1)
 
     def predict_interval(self, texts: Sequence[str], level: float = 0.9, calibrated: bool = True) -> np.ndarray:
         """Central intervals (n, k, 2) holding ``level`` of the samples; widened by the model's conformal
@@ -373,6 +372,10 @@ class RegressionLM:
     def _check_fitted(self) -> None:
         if not hasattr(self, "network_"):
             raise RuntimeError(f"this {type(self).__name__} is not fitted yet: call fit() or load() first")
+
+    def _with_readouts(self, values: np.ndarray) -> np.ndarray:
+        """Decoded values (..., k) with each readout objective (``fit_readout``) appended, computed from them."""
+        return np.concatenate([values, *(r.apply(values)[..., None] for r in self.readouts_)], axis=-1)
 
     def _device(self) -> str:
         return resolve_device(self.device)
