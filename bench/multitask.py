@@ -10,7 +10,11 @@ Tasks (``--tasks``, by default the first two), each with two objectives:
   NAS-Bench-201's CIFAR-10 accuracy and Pixel3 latency; a seeded random split by network;
 - ``leetcode-<language>``: one language's LeetCode solutions run on their test inputs (``coderlm collect
   programs --corpus leetcode --languages cpp --text inputs+code``): the language's exact memory label
-  (``heap_peak_bytes`` for C++, docs/programs.md) and runtime, split by problem.
+  (``heap_peak_bytes`` for C++, docs/programs.md) and runtime, split by problem;
+- ``kernels``: TorchInductor's C++ kernels (``coderlm collect kernels``), one objective, the kernel's
+  latency, split by program as ``bench/kernel_latency.py`` does (test kernels from unseen programs). It
+  takes the first number slot; its second is left empty (masked in training, not scored). Kernels are
+  read best with ``--pretokenize lines+digits --number-values`` (docs/encoders.md).
 
 Rows per seed: an RLM per task (``--steps`` each), one multi-task RLM on every task's rows
 (``--steps`` x tasks: the same total as the per-task models; rows drawn in proportion to each
@@ -34,6 +38,7 @@ the whole network takes ~260 (Python programs: ~200 either way). Test scores: Sp
     python bench/multitask.py --bucket-by-length ...                       # batches of similar-length rows
     python bench/multitask.py --tokens --json out/multitask_tokens.json    # test-text tokens under each BPE
     python bench/multitask.py --max-train leetcode-cpp=250 ...             # a task with few labels
+    python bench/multitask.py --tasks python,nb201,kernels --pretokenize lines+digits --number-values ...
 
 ``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
 """
@@ -51,85 +56,18 @@ from scipy.stats import kendalltau, spearmanr
 
 from coderlm import RegressionLM
 from coderlm.atomic import write_atomic
-from coderlm.data import read_dataset
 from coderlm.decoding import point_estimate
 from coderlm.evaluation import markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from program_data import load as load_programs
-from program_data import split as split_programs
+from multitask_data import load_tasks, rows_of
 
-NB201_OBJECTIVES = ["c10_test_acc_200ep", "lat_ms_pixel3"]
-SHORT = {"runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3"}  # a memory label: "mem"
-
-
-def program_task(path: Path, name: str, language: str) -> dict:
-    """One language's programs of a collected dataset (MBXP or LeetCode), split by problem: memory (the
-    collection's label for the language: tracemalloc peak for Python, the allocation counter's heap peak for
-    C++, ...) and runtime."""
-    data = load_programs(path, [language])
-    if not data["texts"]:
-        raise SystemExit(f"{path}: no {language} programs with labels (collect them first; see the docstring)")
-    prefix = f"language: {language}\n"  # bench/programs.py's input start; here every input names its task
-    texts = [f"task: {name}\n" + t.removeprefix(prefix) for t in data["texts"]]
-    parts = split_programs(data, "problem")
-    objectives = [data["memory_labels"][0], "runtime_s"]  # one language: one memory label
-    return {"texts": texts, "targets": data["targets"], "parts": parts, "objectives": objectives}
-
-
-def nb201_task(path: Path, val: int, test: int) -> dict:
-    rows = read_dataset(path)
-    texts = [f"task: nb201\n{r.text}" for r in rows]
-    targets = np.array([[r.targets[o] for o in NB201_OBJECTIVES] for r in rows], dtype=np.float64)
-    order = np.random.default_rng(0).permutation(len(rows))
-    parts = {"test": order[:test], "val": order[test : test + val], "train": order[test + val :]}
-    return {"texts": texts, "targets": targets, "parts": parts, "objectives": NB201_OBJECTIVES}
-
-
-def load_tasks(args: argparse.Namespace) -> dict:
-    """The tasks ``--tasks`` names, in its order: ``python`` (MBXP), ``nb201``, ``leetcode-<language>``."""
-    tasks = {}
-    for name in args.tasks.split(","):
-        language = name.removeprefix("leetcode-")  # a program task's language
-        if name == "python":
-            path, how = args.programs, "coderlm collect programs --corpus mbxp --languages python"
-        elif name == "nb201":
-            path, how = args.nets, "coderlm collect nas"
-        elif name.startswith("leetcode-"):
-            path, how = args.leetcode, f"coderlm collect programs --corpus leetcode --languages {language}"
-        else:
-            raise SystemExit(f"--tasks: unknown task {name!r} (python, nb201, leetcode-<language>)")
-        if not path.is_file():
-            raise SystemExit(f"{path}: not found (run {how} first; see the docstring)")
-        if name == "nb201":
-            tasks[name] = nb201_task(path, args.nb201_val, args.nb201_test)
-        else:
-            tasks[name] = program_task(path, name, language)
-    for item in filter(None, args.max_train.split(",")):
-        name, _, count = item.partition("=")
-        if name not in tasks or not count.isdigit():
-            raise SystemExit(f"--max-train: expected TASK=N with TASK one of {', '.join(tasks)}, got {item!r}")
-        tasks[name]["parts"]["train"] = tasks[name]["parts"]["train"][: int(count)]  # a seeded order already
-    return tasks
-
-
-def rows_of(
-    tasks: dict, names: list[str], *parts: str, slots: str = "shared"
-) -> tuple[list[str], np.ndarray, list[str]]:
-    """The rows of the named tasks in ``parts``, concatenated: texts, targets and task labels. Targets are
-    (n, 2) with ``slots="shared"``; with ``"separate"`` (n, 2 x tasks), each task in its own columns and NaN
-    in the others'."""
-    texts, targets, labels = [], [], []
-    for t, name in enumerate(names):
-        task = tasks[name]
-        idx = np.concatenate([task["parts"][part] for part in parts])
-        texts += [task["texts"][i] for i in idx]
-        values = task["targets"][idx]
-        if slots == "separate":
-            values = np.pad(values, ((0, 0), (2 * t, 2 * (len(names) - t - 1))), constant_values=np.nan)
-        targets.append(values)
-        labels += [name] * len(idx)
-    return texts, np.concatenate(targets), labels
+SHORT = {
+    "runtime_s": "time",
+    "c10_test_acc_200ep": "acc",
+    "lat_ms_pixel3": "pixel3",
+    "latency_us": "lat",
+}  # a memory label: "mem"
 
 
 def score(
@@ -158,12 +96,13 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
     if slots == "separate":
         objectives = [o for name in names for o in tasks[name]["objectives"]]
     else:
-        objectives = ["objective_1", "objective_2"]
+        objectives = [f"objective_{j + 1}" for j in range(targets.shape[1])]
+    model = {"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1}
     rlm = RegressionLM(
         vocab_size=vocab_of(args, names),
         pretokenize=args.pretokenize,
         max_input_len=args.max_input_len,
-        model={"encoder_dim": args.dim, "decoder_dim": args.dim, "encoder_layers": args.layers, "dropout": 0.1},
+        model=model | ({"number_values": True} if args.number_values else {}),
         training={
             "steps": steps,
             "batch_size": args.batch_size,
@@ -202,6 +141,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         slots = args.slots if len(names) > 1 else "shared"
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
         report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
+        report |= {"number_values": args.number_values, "pretokenize": args.pretokenize}
         report["target_noise"] = rlm.fit_report_.get("target_noise")
         report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
         report |= {"max_train": args.max_train, "train_rows": {n: len(tasks[n]["parts"]["train"]) for n in names}}
@@ -210,9 +150,11 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         for name in names:
             texts, measured, _ = rows_of(tasks, [name], "test")
             predicted = point_estimate(rlm.sample(texts, num_samples=args.samples, seed=0), "median")
+            width = len(tasks[name]["objectives"])
             if slots == "separate":
-                j = 2 * names.index(name)
-                predicted = predicted[:, j : j + 2]
+                j = sum(len(tasks[n]["objectives"]) for n in names[: names.index(name)])
+                predicted = predicted[:, j : j + width]
+            predicted, measured = predicted[:, :width], measured[:, :width]
             results.extend(score("rlm", training, name, tasks[name]["objectives"], predicted, measured, **report))
         print(f"  rlm {training} {'+'.join(names)} seed {seed}: {train_s:.0f}s, best step {report['best_step']}")
         write_report(args, results)
@@ -276,6 +218,8 @@ def print_tables(results: list[dict]) -> None:
         training += " (length buckets)" if r.get("bucket") else ""
         training += f" (train {r['max_train']})" if r.get("max_train") else ""
         training += f" (target noise {r['target_noise']:g})" if r.get("target_noise") else ""
+        training += " (number values)" if r.get("number_values") else ""
+        training += f" ({r['pretokenize']})" if r.get("pretokenize", "lines") != "lines" else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
 
     table = []
@@ -304,9 +248,14 @@ def main() -> None:
         "--leetcode", type=Path, default=Path("out/leetcode/leetcode.jsonl"), help="LeetCode dataset (leetcode-* tasks)"
     )
     parser.add_argument(
+        "--kernels",
+        default="out/kernels/kernelbench.jsonl,out/kernels/synthetic.jsonl",
+        help="comma-separated datasets of coderlm collect kernels (the kernels task)",
+    )
+    parser.add_argument(
         "--tasks",
         default="python,nb201",
-        help="comma-separated: python (MBXP), nb201 (ONNX text), leetcode-<language> (e.g. leetcode-cpp)",
+        help="comma-separated: python (MBXP), nb201 (ONNX text), leetcode-<language> (e.g. leetcode-cpp), kernels",
     )
     parser.add_argument("--nb201-val", type=int, default=150, help="NB201 validation networks")
     parser.add_argument("--nb201-test", type=int, default=500, help="NB201 test networks")
@@ -333,6 +282,12 @@ def main() -> None:
         "one shared 1,024 makes the Python programs 41%% longer than their own 1,024 does)",
     )
     parser.add_argument("--pretokenize", default="lines", help="BPE pre-tokenizer (code, lines, lines+digits)")
+    parser.add_argument(
+        "--number-values",
+        action="store_true",
+        help="model option number_values: digit runs also read as magnitudes (needs a pre-tokenizer that splits "
+        "digits: lines+digits or code)",
+    )
     parser.add_argument("--max-input-len", type=int, default=512)
     parser.add_argument("--patience", type=int, default=4, help="stop after this many validations without gain")
     parser.add_argument("--models", default="per-task,multi-task", help="which RLMs to train (comma-separated)")
