@@ -62,12 +62,8 @@ from coderlm.evaluation import markdown_table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from multitask_data import load_tasks, rows_of
 
-SHORT = {
-    "runtime_s": "time",
-    "c10_test_acc_200ep": "acc",
-    "lat_ms_pixel3": "pixel3",
-    "latency_us": "lat",
-}  # a memory label: "mem"
+# column names of the tables (a memory label: "mem")
+SHORT = {"runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pixel3", "latency_us": "lat"}
 
 
 def score(
@@ -154,7 +150,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
             if slots == "separate":
                 j = sum(len(tasks[n]["objectives"]) for n in names[: names.index(name)])
                 predicted = predicted[:, j : j + width]
-            predicted, measured = predicted[:, :width], measured[:, :width]
+            predicted = predicted[:, :width]  # shared slots: a task with fewer objectives leaves the rest empty
             results.extend(score("rlm", training, name, tasks[name]["objectives"], predicted, measured, **report))
         print(f"  rlm {training} {'+'.join(names)} seed {seed}: {train_s:.0f}s, best step {report['best_step']}")
         write_report(args, results)

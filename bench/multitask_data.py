@@ -4,15 +4,12 @@ objective names; and the rows of several tasks together, in shared or separate n
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
+import kernel_latency  # bench/ is on the path: the importing script's folder
 from coderlm.data import read_dataset
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kernel_latency
 from program_data import load as load_programs
 from program_data import split as split_programs
 
