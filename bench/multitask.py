@@ -143,6 +143,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         report |= {"max_train": args.max_train, "train_rows": {n: len(tasks[n]["parts"]["train"]) for n in names}}
         report["train_s"] = round(train_s, 1)
         report |= {"best_step": rlm.fit_report_.get("best_step"), "steps_run": rlm.fit_report_.get("steps")}
+        report["val_rankings"] = rlm.fit_report_.get("val_rankings")  # each task's validation curve
         for name in names:
             texts, measured, _ = rows_of(tasks, [name], "test")
             predicted = point_estimate(rlm.sample(texts, num_samples=args.samples, seed=0), "median")

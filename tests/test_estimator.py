@@ -108,6 +108,21 @@ def test_ranking_validation_can_weigh_tasks_alike():
         RegressionLM(training={"val_task_weights": "by size"}).fit(texts, targets)
 
 
+def test_ranking_validation_logs_each_tasks_ranking():
+    """A multi-task run's learning curve per task: each evaluation's rho per task and objective, whose
+    row-weighted mean is the validation loss."""
+    texts, targets = line_count_task(40, seed=4)
+    tasks = ["a"] * 14 + ["b"] * 6
+    training = {"steps": 6, "eval_every": 3, "val_metric": "spearman", "val_samples": 8}
+    rlm = RegressionLM(vocab_size=300, model=TINY, training=training)
+    rlm.fit(texts[:20], targets[:20], val_texts=texts[20:], val_targets=targets[20:], val_tasks=tasks, objectives=["n"])
+    curve = rlm.fit_report_["val_rankings"]
+    assert [step for step, _ in curve] == [3, 6]
+    for (_, rankings), (_, loss) in zip(curve, rlm.fit_report_["val_losses"], strict=True):
+        assert set(rankings) == {"a/n", "b/n"}
+        assert 1 - (14 * rankings["a/n"] + 6 * rankings["b/n"]) / 20 == pytest.approx(loss, abs=1e-3)
+
+
 def test_ranking_validation_reports_truncated_inputs_once(caplog):
     texts, targets = line_count_task(24, seed=5)
     rlm = RegressionLM(

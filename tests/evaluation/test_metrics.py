@@ -5,7 +5,14 @@ import warnings
 import numpy as np
 import pytest
 
-from coderlm.evaluation import best_of_group, group_spearman, interval_coverage, regression_metrics, task_spearman
+from coderlm.evaluation import (
+    best_of_group,
+    group_spearman,
+    interval_coverage,
+    regression_metrics,
+    spearman_by_task,
+    task_spearman,
+)
 
 
 def test_perfect_and_reversed_rankings():
@@ -134,6 +141,15 @@ def test_task_spearman_ranks_within_tasks_weighted_by_rows():
     assert task_spearman([1, 2, 3, 5, 5, 9], [1, 2, 3, 1, 2, 7], ["a", "a", "a", "b", "b", "c"]) == pytest.approx(0.6)
     assert task_spearman([1, 2, float("nan")], [1, 2, 3], ["a", "a", "a"]) == pytest.approx(1.0)
     assert math.isnan(task_spearman([1, 2], [3, 3], ["a", "a"]))
+
+
+def test_spearman_by_task_names_each_tasks_ranking():
+    predicted = [1, 2, 3, 4, 300, 200, 7]
+    measured = [1, 2, 3, 4, 100, 200, 7]
+    tasks = ["a", "a", "a", "a", "b", "b", "c"]  # c: one row, left out as task_spearman leaves it out
+    assert spearman_by_task(predicted, measured, tasks) == pytest.approx({"a": 1.0, "b": -1.0})
+    assert spearman_by_task([1, 2, 3], [3, 2, 1]) == pytest.approx({"": -1.0})
+    assert spearman_by_task([1, 2], [float("nan"), 1], ["a", "a"]) == {}  # one finite row
 
 
 def test_task_spearman_can_weigh_tasks_alike():

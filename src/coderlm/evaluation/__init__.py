@@ -8,6 +8,7 @@ from coderlm.evaluation.metrics import (
     group_spearman,
     interval_coverage,
     regression_metrics,
+    spearman_by_task,
     task_spearman,
 )
 from coderlm.evaluation.report import evaluate, markdown_table, to_json, write_report
@@ -19,6 +20,7 @@ __all__ = [
     "interval_coverage",
     "markdown_table",
     "regression_metrics",
+    "spearman_by_task",
     "task_spearman",
     "to_json",
     "write_report",

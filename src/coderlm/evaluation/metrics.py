@@ -85,7 +85,7 @@ def group_spearman(predicted: Sequence[float], measured: Sequence[float], groups
     Returns ``mean``, ``median``, ``values`` (per used group, in sorted group order)
     and ``groups`` (how many were used).
     """
-    values = [rho for rho, _ in _spearman_by_group(predicted, measured, groups)]
+    values = [rho for _, rho, _ in _spearman_by_group(predicted, measured, groups)]
     return {
         "mean": float(np.mean(values)) if values else NAN,
         "median": float(np.median(values)) if values else NAN,
@@ -111,23 +111,35 @@ def task_spearman(
     """
     if weights not in TASK_WEIGHTS:
         raise ValueError(f"task weights must be one of {TASK_WEIGHTS}, got {weights!r}")
-    used = _spearman_by_group(predicted, measured, [""] * len(predicted) if tasks is None else tasks)
+    used = [(rho, size) for _, rho, size in _spearman_by_group(predicted, measured, _labels(predicted, tasks))]
     if weights == "equal":
         used = [(rho, 1) for rho, _ in used]
     rows = sum(size for _, size in used)
     return sum(rho * size for rho, size in used) / rows if rows else NAN
 
 
+def spearman_by_task(
+    predicted: Sequence[float], measured: Sequence[float], tasks: Sequence | None = None
+) -> dict[str, float]:
+    """Spearman correlation within each task, by task name (``""`` without tasks), in sorted order; the
+    tasks ``task_spearman`` averages (fewer than two finite rows or constant measured values: left out)."""
+    return {label: rho for label, rho, _ in _spearman_by_group(predicted, measured, _labels(predicted, tasks))}
+
+
+def _labels(predicted: Sequence[float], tasks: Sequence | None) -> Sequence:
+    return [""] * len(predicted) if tasks is None else tasks
+
+
 def _spearman_by_group(predicted: Sequence[float], measured: Sequence[float], groups: Sequence) -> list:
-    """(Spearman, finite rows) of each usable group, in sorted group order: groups with fewer than
-    two finite rows or constant measured values are skipped; constant predictions give 0."""
+    """(group label, Spearman, finite rows) of each usable group, in sorted group order: groups with fewer
+    than two finite rows or constant measured values are skipped; constant predictions give 0."""
     p, m, labels = _finite(("predicted", "measured"), predicted, measured, groups=groups)
     used = []
     for rows in _split(labels):
         if rows.size < 2 or _constant(m[rows]):
             continue
         rho = _correlation(stats.spearmanr, p[rows], m[rows])
-        used.append((0.0 if np.isnan(rho) else rho, int(rows.size)))
+        used.append((str(labels[rows[0]]), 0.0 if np.isnan(rho) else rho, int(rows.size)))
     return used
 
 

@@ -22,7 +22,8 @@ class Callback:
 
     def on_log(self, record: dict) -> None:
         """A metrics record: step, loss (mean since the last record), lr, examples_per_s, and val_loss
-        when validation ran at this step."""
+        when validation ran at this step (with ranking validation also val_rankings: each task's rho per
+        objective, ``"task/objective"``)."""
 
     def on_step_end(self, step: int) -> None:
         """Optimizer step ``step`` (1-based) is done: logged, validated and checkpointed."""

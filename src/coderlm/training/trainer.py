@@ -46,6 +46,8 @@ class TrainResult:
     seconds: float  # seconds trained, a resumed run's earlier calls included
     kept_steps: list[int | None] = dataclasses.field(default_factory=list)  # weights returned (averaged), best first
     out_of_time: bool = False  # stopped by max_seconds before its last step
+    # ranking validation: (step, each task's rho per objective) of each evaluation of this call
+    val_rankings: list[tuple[int, dict[str, float]]] = dataclasses.field(default_factory=list)
 
     def report(self, val_metric: str | None) -> dict[str, Any]:
         """The run as a JSON-ready record (a fit report's training part)."""
@@ -58,6 +60,7 @@ class TrainResult:
             "best_step": next((step for step, loss in self.val_losses if loss == self.best_val_loss), None),
             "kept_steps": self.kept_steps,  # the weights returned (averaged with average_best > 1), best first
             "val_losses": [[step, loss] for step, loss in self.val_losses],
+            "val_rankings": [[step, rankings] for step, rankings in self.val_rankings],
             "stopped_early": self.stopped_early,
             "out_of_time": self.out_of_time,
             "best_at_end": self.best_at_end(),
@@ -175,6 +178,10 @@ class Trainer:
                     best.offer(val, result.step, self.objective)
                 result.val_losses.append((result.step, val))
                 record["val_loss"] = val
+                rankings = getattr(self.val_loss, "rankings", None)  # ranking validation: each task's rho
+                if rankings:
+                    result.val_rankings.append((result.step, dict(rankings)))
+                    record["val_rankings"] = dict(rankings)
                 result.best_val_loss = best_val
                 result.stopped_early = bool(cfg.patience) and bad_evals >= cfg.patience and not done
             if record or done or result.stopped_early or result.step % cfg.log_every == 0:

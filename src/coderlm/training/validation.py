@@ -18,7 +18,7 @@ from torch import nn
 
 from coderlm.decoding.estimates import point_estimate
 from coderlm.decoding.walk import walk_inputs
-from coderlm.evaluation.metrics import task_spearman
+from coderlm.evaluation.metrics import spearman_by_task, task_spearman
 from coderlm.training.batches import TokenTensors
 from coderlm.training.config import TrainConfig
 from coderlm.training.examples import check_rows, encode_targets
@@ -31,19 +31,46 @@ def likelihood_validation(tensors: TokenTensors) -> Validation:
     return tensors.mean_loss
 
 
-def ranking_validation(
-    sample: Callable[[], np.ndarray], values: np.ndarray, tasks: Sequence[str] | None = None, weights: str = "rows"
-) -> Validation:
+class RankingValidation:
     """1 - mean over objectives of the within-task Spearman rho of sample medians (tasks weighted by
     ``weights``: "rows" or "equal"); ``sample()`` draws (n, S, k) samples of the validation inputs from
-    the model as it is now."""
+    the model as it is now. After each call ``rankings`` holds what the mean was taken over, each task's
+    rho per objective (``"task/objective"``, or ``"objective"`` without tasks): a multi-task run's
+    learning curve per task (the trainer logs it as ``val_rankings``)."""
 
-    def loss(_objective: nn.Module) -> float:
-        medians = point_estimate(sample(), "median")
-        rhos = [task_spearman(medians[:, j], values[:, j], tasks, weights) for j in range(values.shape[1])]
+    def __init__(
+        self,
+        sample: Callable[[], np.ndarray],
+        values: np.ndarray,
+        tasks: Sequence[str] | None = None,
+        weights: str = "rows",
+        names: Sequence[str] | None = None,
+    ) -> None:
+        self.sample, self.values, self.tasks, self.weights = sample, values, tasks, weights
+        self.names = list(names) if names is not None else [f"objective_{j + 1}" for j in range(values.shape[1])]
+        self.rankings: dict[str, float] = {}
+
+    def __call__(self, _objective: nn.Module) -> float:
+        medians = point_estimate(self.sample(), "median")
+        k = self.values.shape[1]
+        rhos = [task_spearman(medians[:, j], self.values[:, j], self.tasks, self.weights) for j in range(k)]
+        self.rankings = {
+            (f"{task}/{name}" if self.tasks is not None else name): round(rho, 4)
+            for j, name in enumerate(self.names)
+            for task, rho in spearman_by_task(medians[:, j], self.values[:, j], self.tasks).items()
+        }
         return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
 
-    return loss
+
+def ranking_validation(
+    sample: Callable[[], np.ndarray],
+    values: np.ndarray,
+    tasks: Sequence[str] | None = None,
+    weights: str = "rows",
+    names: Sequence[str] | None = None,
+) -> Validation:
+    """``RankingValidation`` of these validation rows."""
+    return RankingValidation(sample, values, tasks, weights, names)
 
 
 def model_validation(
@@ -64,7 +91,7 @@ def model_validation(
         else:
             half, batch = np.array([0.5]), rlm.batch_size
             draws = lambda: walk_inputs(rlm.network_.eval(), rlm._automaton(), rlm.codec_, tokens, half, batch)  # noqa: E731
-        return ranking_validation(draws, val.values, val.tasks, config.val_task_weights)
+        return ranking_validation(draws, val.values, val.tasks, config.val_task_weights, rlm.objectives_)
     tokens = rlm.tokenizer_.encode(val.texts, rlm._input_len())
     targets = encode_targets(rlm.codec_, val.values, missing, trained, config.digit_decay)
     return likelihood_validation(make_tensors(tokens, targets))
