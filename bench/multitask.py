@@ -39,6 +39,7 @@ the whole network takes ~260 (Python programs: ~200 either way). Test scores: Sp
     python bench/multitask.py --tokens --json out/multitask_tokens.json    # test-text tokens under each BPE
     python bench/multitask.py --max-train leetcode-cpp=250 ...             # a task with few labels
     python bench/multitask.py --tasks python,nb201,kernels --pretokenize lines+digits --number-values ...
+    python bench/multitask.py --models multi-task --task-weights python=2,kernels=1 ...  # each task's share
 
 ``--json`` is rewritten after every model, so a stopped run keeps its finished rows.
 """
@@ -111,7 +112,12 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
             "seed": seed,
             "bucket_by_length": args.bucket_by_length,
         }
-        | ({} if args.target_noise is None else {"target_noise": args.target_noise}),
+        | ({} if args.target_noise is None else {"target_noise": args.target_noise})
+        | (
+            {"task_sampling": "weights", "task_weights": args.task_weights}
+            if args.task_weights and len(names) > 1
+            else {}
+        ),
         num_samples=args.samples,
         batch_size=64,
     )
@@ -138,6 +144,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
         report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
         report |= {"number_values": args.number_values, "pretokenize": args.pretokenize}
+        report["task_weights"] = args.task_weights if len(names) > 1 else ""
         report["target_noise"] = rlm.fit_report_.get("target_noise")
         report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
         report |= {"max_train": args.max_train, "train_rows": {n: len(tasks[n]["parts"]["train"]) for n in names}}
@@ -216,6 +223,7 @@ def print_tables(results: list[dict]) -> None:
         training += f" (train {r['max_train']})" if r.get("max_train") else ""
         training += f" (target noise {r['target_noise']:g})" if r.get("target_noise") else ""
         training += " (number values)" if r.get("number_values") else ""
+        training += f" (task weights {r['task_weights']})" if r.get("task_weights") else ""
         training += f" ({r['pretokenize']})" if r.get("pretokenize", "lines") != "lines" else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
 
@@ -271,6 +279,12 @@ def main() -> None:
         "--target-noise", type=float, help="the RLM's training option target_noise (default: the library's rule)"
     )
     parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument(
+        "--task-weights",
+        default="",
+        help="the multi-task RLM's training option task_weights (task_sampling 'weights'), e.g. python=2,kernels=1: "
+        "each task's share of the batches (default: in proportion to the tasks' rows)",
+    )
     parser.add_argument("--vocab-size", type=int, default=1024, help="BPE vocabulary of a per-task RLM")
     parser.add_argument(
         "--multi-vocab-size",

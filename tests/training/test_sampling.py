@@ -76,3 +76,40 @@ def test_sampler_temperature_flattens_task_mix():
         counts[temperature] = np.mean(np.asarray(tasks)[rows] == "small")
     assert counts[1.0] == pytest.approx(0.1, abs=0.02)  # T = 1: proportional
     assert counts[1e6] == pytest.approx(0.5, abs=0.03)  # T -> inf: uniform over tasks
+
+
+def test_sampler_draws_tasks_by_given_weights():
+    """``task_sampling="weights"``: each task's share of the rows is its weight, whatever its size."""
+    tasks = ["big"] * 900 + ["small"] * 100
+    config = TrainConfig(batch_size=100, task_sampling="weights", task_weights="small=3, big=1")
+    sampler = BatchSampler.for_config(1000, config, tasks)
+    rows = _stream(sampler, 50)
+    assert np.mean(np.asarray(tasks)[rows] == "small") == pytest.approx(0.75, abs=0.03)
+    assert np.array_equal(rows, _stream(BatchSampler.for_config(1000, config, tasks), 50))  # a pure fn of seed
+    off = BatchSampler.for_config(1000, TrainConfig(task_sampling="weights", task_weights="small=1,big=0"), tasks)
+    assert set(np.asarray(tasks)[_stream(off, 5)]) == {"small"}  # weight 0: never drawn
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"task_sampling": "weights"}, "task_weights is needed with task_sampling 'weights'"),
+        ({"task_weights": "a=1"}, "task_weights applies with task_sampling 'weights', got 'proportional'"),
+        ({"task_sampling": "weights", "task_weights": "a=x"}, "'a=x' is not TASK=W"),
+        ({"task_sampling": "weights", "task_weights": "a=-1"}, "'a=-1' is not TASK=W"),
+        ({"task_sampling": "weights", "task_weights": "a=1,a=2"}, "'a=2' is named twice"),
+        ({"task_sampling": "weights", "task_weights": "a=0"}, "needs a weight above 0"),
+    ],
+)
+def test_task_weights_must_be_well_formed(options, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**options)
+
+
+def test_task_weights_must_name_every_task_and_only_them():
+    tasks = ["a"] * 5 + ["b"] * 5
+    for weights, message in [("a=1", r"no weight for task\(s\) \['b'\]"), ("a=1,b=1,c=1", r"\['c'\] not among")]:
+        with pytest.raises(ValueError, match=message):
+            BatchSampler.for_config(10, TrainConfig(task_sampling="weights", task_weights=weights), tasks)
+    with pytest.raises(ValueError, match="no task labels"):
+        BatchSampler.for_config(10, TrainConfig(task_sampling="weights", task_weights="a=1"), None)

@@ -23,7 +23,7 @@ TRAINING_DEFAULTS: dict[str, Any] = {
 }
 # TrainConfig fields that mean nothing without targets
 TRAINING_SKIPPED = ("val_metric", "val_samples", "task_sampling", "task_temperature", "encoder_cache", "cache_dtype")
-TRAINING_SKIPPED += ("cache_dir", "augment", "target_noise", "val_task_weights")
+TRAINING_SKIPPED += ("cache_dir", "augment", "target_noise", "val_task_weights", "task_weights")
 
 
 @dataclasses.dataclass(frozen=True)

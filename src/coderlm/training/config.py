@@ -9,11 +9,29 @@ from coderlm.evaluation.metrics import TASK_WEIGHTS
 from coderlm.options import OptionError, check_integers, check_options
 
 OPTIMIZERS = ("adamw", "adafactor")
-TASK_SAMPLING = ("proportional", "temperature")
+TASK_SAMPLING = ("proportional", "temperature", "weights")
 PRECISIONS = ("fp32", "bf16")
 ENCODER_CACHES = ("off", "memory", "disk")
 CACHE_DTYPES = ("fp16", "bf16", "fp32")
 VAL_METRICS = ("loss", "spearman")
+
+
+def parse_task_weights(text: str) -> dict[str, float]:
+    """``"python=2,kernels=1"`` -> ``{"python": 2.0, "kernels": 1.0}`` (training option ``task_weights``)."""
+    weights: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.rpartition("=")
+        try:
+            weight = float(value) if sep and name else float("nan")
+        except ValueError:
+            weight = float("nan")
+        if not weight >= 0 or weight == float("inf") or name in weights:
+            problem = "is named twice" if name in weights else "is not TASK=W with W a finite number >= 0"
+            raise OptionError("task_weights", f"{item!r} {problem}", "training option")
+        weights[name] = weight
+    if weights and not sum(weights.values()) > 0:
+        raise OptionError("task_weights", "needs a weight above 0", "training option")
+    return weights
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,8 +51,9 @@ class TrainConfig:
     augment: int = 0  # rewritten copies of each Python or ONNX text, same targets (coderlm.text.augment); 0 = off
     clip_norm: float = 2.0  # gradient clipping at this global norm; 0 disables it
     ema_decay: float = 0.0  # validate, keep and return a moving average of the weights; 0 = off; unset: see start_rate
-    task_sampling: str = "proportional"  # "proportional" (every row equally often) or "temperature"
+    task_sampling: str = "proportional"  # "proportional" (every row equally often), "temperature" or "weights"
     task_temperature: float = 2.0  # with "temperature": task weight ~ rows**(1/T); large T -> uniform over tasks
+    task_weights: str = ""  # with "weights": TASK=W,TASK=W,...: each task's share of the rows drawn (every task named)
     bucket_by_length: bool = False  # batches of rows of similar length (less padding: faster on long, varied texts)
     eval_every: int = 0  # steps between validation-loss evaluations; 0 = only at the end
     patience: int = 0  # stop after this many evaluations without improvement; 0 = never stop early
@@ -95,6 +114,12 @@ class TrainConfig:
             raise ValueError("training option bucket_by_length needs task_sampling 'proportional'")
         if not 0 <= self.ema_decay < 1:
             raise OptionError("ema_decay", f"must be in [0, 1), got {self.ema_decay!r}", "training option")
+        if self.task_sampling == "weights" and not self.task_weights:
+            raise OptionError("task_weights", "is needed with task_sampling 'weights' (TASK=W,...)", "training option")
+        if self.task_weights and self.task_sampling != "weights":
+            message = f"applies with task_sampling 'weights', got {self.task_sampling!r}"
+            raise OptionError("task_weights", message, "training option")
+        parse_task_weights(self.task_weights)  # a malformed one fails here, before any training
         if not self.task_temperature > 0:
             raise OptionError("task_temperature", f"must be > 0, got {self.task_temperature!r}", "training option")
 

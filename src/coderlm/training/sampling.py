@@ -9,6 +9,9 @@ run was interrupted or not.
 * ``temperature``: each row's task is drawn with probability proportional to
   ``rows_in_task ** (1 / T)`` (T = 1 is proportional, large T is uniform over
   tasks), then a row uniformly within the task.
+* ``weights``: the same, each task drawn with the probability its given weight (training option
+  ``task_weights``, normalized) says: a task that overfits early can get fewer steps, one that needs
+  more get more, whatever their sizes.
 
 With ``lengths`` (proportional mode), batches hold rows of similar length, so a batch
 trimmed to its longest row carries little padding: each epoch's permutation is cut
@@ -23,7 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from coderlm.training.config import TrainConfig
+from coderlm.options import OptionError
+from coderlm.training.config import TrainConfig, parse_task_weights
 
 BUCKET_WINDOW = 32  # batches per length-sorted window: larger = less padding, less randomness
 
@@ -38,6 +42,7 @@ class BatchSampler:
         mode: str = "proportional",
         temperature: float = 2.0,
         lengths: Sequence[int] | None = None,
+        weights: dict[str, float] | None = None,
     ) -> None:
         if n < 1:
             raise ValueError("cannot sample batches from an empty training set")
@@ -46,14 +51,17 @@ class BatchSampler:
         if self.lengths is not None and self.lengths.shape != (n,):
             raise ValueError(f"got {self.lengths.shape} lengths for {n} rows")
         self._permutations: dict[int, np.ndarray] = {}
-        if mode == "temperature":
+        if mode in ("temperature", "weights"):
             names = np.asarray(list(tasks) if tasks is not None else [""] * n)
             if len(names) != n:
                 raise ValueError(f"got {len(names)} task labels for {n} rows")
-            self.task_rows = [np.flatnonzero(names == t) for t in sorted(set(names.tolist()))]
-            sizes = np.array([len(r) for r in self.task_rows], dtype=np.float64)
-            weights = sizes ** (1.0 / temperature)
-            self.task_probs = weights / weights.sum()
+            labels = sorted(set(names.tolist()))
+            self.task_rows = [np.flatnonzero(names == t) for t in labels]
+            if mode == "weights":
+                shares = np.array(task_shares(labels, weights or {}, tasks is not None))
+            else:
+                shares = np.array([len(r) for r in self.task_rows], dtype=np.float64) ** (1.0 / temperature)
+            self.task_probs = shares / shares.sum()
         elif mode != "proportional":
             raise ValueError(f"unknown task sampling mode {mode!r}")
 
@@ -63,11 +71,14 @@ class BatchSampler:
     ) -> BatchSampler:
         """The sampler a training config asks for (``lengths`` are used with ``bucket_by_length``)."""
         lengths = lengths if config.bucket_by_length else None
-        return cls(n, config.batch_size, config.seed, tasks, config.task_sampling, config.task_temperature, lengths)
+        weights = parse_task_weights(config.task_weights)
+        return cls(
+            n, config.batch_size, config.seed, tasks, config.task_sampling, config.task_temperature, lengths, weights
+        )
 
     def batch(self, step: int) -> np.ndarray:
         """Row indices of the batch for optimizer step ``step`` (0-based)."""
-        if self.mode == "temperature":
+        if self.mode != "proportional":  # a task drawn per row, then a row within it
             rng = np.random.default_rng([self.seed, step])
             tasks = rng.choice(len(self.task_rows), size=self.batch_size, p=self.task_probs)
             return np.array([self.task_rows[t][rng.integers(len(self.task_rows[t]))] for t in tasks])
@@ -98,3 +109,19 @@ class BatchSampler:
         tail = batches.pop() if batches and len(batches[-1]) < bs else order[:0]  # starts the next epoch's batch
         shuffled = [batches[i] for i in rng.permutation(len(batches))]
         return np.concatenate([order[:head], *shuffled, tail])
+
+
+def task_shares(labels: list[str], weights: dict[str, float], labelled: bool) -> list[float]:
+    """The weight of each training task (``labels``, sorted) from training option ``task_weights``: every
+    task must be named, and only those; at least one drawn."""
+    if not labelled:
+        raise OptionError("task_weights", "weigh tasks, but the training rows have no task labels", "training option")
+    missing, unknown = sorted(set(labels) - set(weights)), sorted(set(weights) - set(labels))
+    if missing or unknown:
+        problems = [f"no weight for task(s) {missing}"] * bool(missing)
+        problems += [f"task(s) {unknown} not among the training rows' {labels}"] * bool(unknown)
+        raise OptionError("task_weights", "; ".join(problems), "training option")
+    shares = [weights[t] for t in labels]
+    if not sum(shares) > 0:
+        raise OptionError("task_weights", "needs a weight above 0", "training option")
+    return shares
