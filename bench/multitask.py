@@ -126,7 +126,7 @@ def train_rlm(args: argparse.Namespace, tasks: dict, names: list[str], steps: in
         texts,
         targets,
         objectives=objectives,
-        missing="mask",
+        missing=args.missing,
         tasks=labels,
         val_texts=val_texts,
         val_targets=val_targets,
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         slots = args.slots if len(names) > 1 else "shared"
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
         report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
-        report |= {"number_values": args.number_values, "pretokenize": args.pretokenize}
+        report |= {"number_values": args.number_values, "pretokenize": args.pretokenize, "missing": args.missing}
         report["task_weights"] = args.task_weights if len(names) > 1 else ""
         report["target_noise"] = rlm.fit_report_.get("target_noise")
         report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
@@ -223,6 +223,7 @@ def print_tables(results: list[dict]) -> None:
         training += f" (train {r['max_train']})" if r.get("max_train") else ""
         training += f" (target noise {r['target_noise']:g})" if r.get("target_noise") else ""
         training += " (number values)" if r.get("number_values") else ""
+        training += " (empty slots: nan)" if r.get("missing") == "special" else ""
         training += f" (task weights {r['task_weights']})" if r.get("task_weights") else ""
         training += f" ({r['pretokenize']})" if r.get("pretokenize", "lines") != "lines" else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
@@ -308,6 +309,14 @@ def main() -> None:
         choices=["shared", "separate"],
         help="multi-task objectives: shared (two number slots, each task's own meaning) or separate (one column "
         "per task objective, the others masked: what a dataset of mixed target names gives coderlm train)",
+    )
+    parser.add_argument(
+        "--missing",
+        default="mask",
+        choices=["mask", "special"],
+        help="a task's empty number slots: masked out of the loss (teacher-forced as 0), or learned as the special "
+        "token nan, which the model then writes for them (what the slots after them are conditioned on at "
+        "prediction time too)",
     )
     parser.add_argument(
         "--bucket-by-length",
