@@ -62,17 +62,6 @@ class RankingValidation:
         return 1.0 - float(np.nanmean(rhos)) if not np.isnan(rhos).all() else 1.0
 
 
-def ranking_validation(
-    sample: Callable[[], np.ndarray],
-    values: np.ndarray,
-    tasks: Sequence[str] | None = None,
-    weights: str = "rows",
-    names: Sequence[str] | None = None,
-) -> Validation:
-    """``RankingValidation`` of these validation rows."""
-    return RankingValidation(sample, values, tasks, weights, names)
-
-
 def model_validation(
     rlm, texts, values, tasks, missing: str, specials, config: TrainConfig, make_tensors, trained
 ) -> Validation | None:
@@ -91,7 +80,7 @@ def model_validation(
         else:
             half, batch = np.array([0.5]), rlm.batch_size
             draws = lambda: walk_inputs(rlm.network_.eval(), rlm._automaton(), rlm.codec_, tokens, half, batch)  # noqa: E731
-        return ranking_validation(draws, val.values, val.tasks, config.val_task_weights, rlm.objectives_)
+        return RankingValidation(draws, val.values, val.tasks, config.val_task_weights, rlm.objectives_)
     tokens = rlm.tokenizer_.encode(val.texts, rlm._input_len())
     targets = encode_targets(rlm.codec_, val.values, missing, trained, config.digit_decay)
     return likelihood_validation(make_tensors(tokens, targets))

@@ -56,7 +56,7 @@ from coderlm.training.examples import augmented_texts
 from coderlm.training.objective import LossOf
 from coderlm.training.sampling import BatchSampler
 from coderlm.training.trainer import Trainer
-from coderlm.training.validation import Validation, ranking_validation
+from coderlm.training.validation import RankingValidation, Validation
 
 
 class RegressionHead(nn.Module):
@@ -311,12 +311,12 @@ def head_validation(
     task_weights: str = "rows",
 ) -> Validation:
     """What the trainer minimizes on the validation rows (``scaled``: their targets in the space the head
-    regresses, NaN where missing): the RLM's ``ranking_validation`` of the head's outputs as its one sample
+    regresses, NaN where missing): the RLM's ``RankingValidation`` of the head's outputs as its one sample
     ("spearman", tasks weighted by ``task_weights`` as the RLM's ``val_task_weights``; per-task scaling and the
     log are monotone, so the outputs rank as predictions do), or their mean squared error over the present
     targets ("loss")."""
     outputs = lambda: head_outputs(model, tokens, 64)  # noqa: E731
     if metric == "spearman":
-        return ranking_validation(lambda: outputs()[:, None, :], scaled, tasks, task_weights)
+        return RankingValidation(lambda: outputs()[:, None, :], scaled, tasks, task_weights)
     present = ~np.isnan(scaled)
     return lambda _objective: float(np.mean((outputs()[present] - scaled[present]) ** 2))
