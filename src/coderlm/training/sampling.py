@@ -11,7 +11,7 @@ run was interrupted or not.
   tasks), then a row uniformly within the task.
 * ``weights``: the same, each task drawn with the probability its given weight (training option
   ``task_weights``, normalized) says: a task that overfits early can get fewer steps, one that needs
-  more get more, whatever their sizes.
+  more gets more, whatever their sizes.
 
 With ``lengths`` (proportional mode), batches hold rows of similar length, so a batch
 trimmed to its longest row carries little padding: each epoch's permutation is cut
@@ -113,7 +113,7 @@ class BatchSampler:
 
 def task_shares(labels: list[str], weights: dict[str, float], labelled: bool) -> list[float]:
     """The weight of each training task (``labels``, sorted) from training option ``task_weights``: every
-    task must be named, and only those; at least one drawn."""
+    task must be named, and only those."""
     if not labelled:
         raise OptionError("task_weights", "weigh tasks, but the training rows have no task labels", "training option")
     missing, unknown = sorted(set(labels) - set(weights)), sorted(set(weights) - set(labels))
@@ -121,7 +121,4 @@ def task_shares(labels: list[str], weights: dict[str, float], labelled: bool) ->
         problems = [f"no weight for task(s) {missing}"] * bool(missing)
         problems += [f"task(s) {unknown} not among the training rows' {labels}"] * bool(unknown)
         raise OptionError("task_weights", "; ".join(problems), "training option")
-    shares = [weights[t] for t in labels]
-    if not sum(shares) > 0:
-        raise OptionError("task_weights", "needs a weight above 0", "training option")
-    return shares
+    return [weights[t] for t in labels]  # parse_task_weights has checked that one is above 0
