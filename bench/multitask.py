@@ -308,15 +308,15 @@ def main() -> None:
         default="shared",
         choices=["shared", "separate"],
         help="multi-task objectives: shared (two number slots, each task's own meaning) or separate (one column "
-        "per task objective, the others masked: what a dataset of mixed target names gives coderlm train)",
+        "per task objective, the others empty: what a dataset of mixed target names gives coderlm train)",
     )
     parser.add_argument(
         "--missing",
-        default="mask",
+        default="special",
         choices=["mask", "special"],
-        help="a task's empty number slots: masked out of the loss (teacher-forced as 0), or learned as the special "
-        "token nan, which the model then writes for them (what the slots after them are conditioned on at "
-        "prediction time too)",
+        help="a task's empty number slots: learned as the special token nan (the default, as coderlm train's "
+        "--missing auto does), which the model then writes for them (what the slots after them are conditioned on "
+        "at prediction time too), or masked out of the loss (teacher-forced as 0)",
     )
     parser.add_argument(
         "--bucket-by-length",

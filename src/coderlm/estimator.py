@@ -141,7 +141,8 @@ class RegressionLM:
 
         Args:
             missing: what a missing (None/NaN) target means: ``"error"`` (unless ``specials`` has ``"nan"``),
-                ``"skip"`` the row, ``"mask"`` it out of the loss, or learn it as a ``"special"`` token.
+                ``"skip"`` the row, ``"mask"`` it out of the loss, learn it as a ``"special"`` token, or ``"auto"``:
+                special where the row's task never has that objective (with ``tasks``), else skip the row.
             tasks: a task name per text, for task sampling (and ranking validation within tasks).
             objectives: names of the k objectives, kept with the model.
             val_texts, val_targets, val_tasks: validation set for the loss curve, early stopping and the
@@ -170,8 +171,9 @@ class RegressionLM:
             targets, objectives, val_targets, context = init_context(
                 context, base, texts, targets, objectives, val_texts, val_targets
             )
+        rows = check_rows(texts, targets, tasks, missing=missing, specials=self._specials(base, missing))
+        given, missing = missing, rows.missing  # "auto" resolved to "special" or "skip"
         specials = self._specials(base, missing)
-        rows = check_rows(texts, targets, tasks, missing=missing, specials=specials)
         names, trained = objective_names(objectives, rows.num_objectives, context)
         sources, transfer = (None, {})
         if base is not None:
@@ -194,7 +196,7 @@ class RegressionLM:
         self.codec_, self.tokenizer_, self.objectives_, self.calibration_ = codec, tokenizer, names, None
         self.readouts_ = []
         tokens = self._encode(rows.texts)
-        self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, missing)
+        self.fit_report_ = data_report(init if base is not None else None, rows, tokens, target_tokens, given)
         if transfer:
             self.fit_report_["transfer"] = transfer
         if run_dir is not None:

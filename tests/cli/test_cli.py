@@ -113,6 +113,26 @@ def test_yaml_config_holds_the_same_fields(tmp_path, capsys):
     assert saved["model"]["encoder_dim"] == 32
 
 
+def test_train_by_default_learns_nan_where_a_task_lacks_an_objective(tmp_path, capsys):
+    """A multi-task file (each task its own objective): the default --missing auto keeps every row; a row
+    missing its own task's value is skipped; --missing skip would leave nothing."""
+    data = tmp_path / "tasks.jsonl"
+    with open(data, "w") as f:
+        for i in range(24):
+            text = "".join(f"v{j} = {j * i}\n" for j in range(1 + i % 5))
+            value = None if i == 4 else text.count("\n")
+            targets = {"lines": value} if i % 2 == 0 else {"bytes": len(text)}
+            f.write(json.dumps({"text": text, "targets": targets, "task": ["lines", "bytes"][i % 2]}) + "\n")
+    run = tmp_path / "run"
+    assert main(["train", "--data", str(data), "--out", str(run), "--steps", "2", *TINY]) == 0
+    capsys.readouterr()
+    summary = json.loads((run / "train_summary.json").read_text())
+    assert summary["missing"] == "auto" and summary["missing_applied"] == "special" and summary["skipped"] == 1
+    assert summary["fit_report"]["examples"] == 23
+    assert main(["train", "--data", str(data), "--out", str(tmp_path / "r2"), "--missing", "skip", *TINY]) == 2
+    assert "no rows left for training after skipping 24" in capsys.readouterr().err
+
+
 BAD_ROWS = [
     ('{"text": "a", "targets": {"y": 1}}\n{"text": "b", "targets": {"y": 2}\n', r"bad\.jsonl:2: .*JSON"),
     ('{"targets": {"y": 1}}\n', r"bad\.jsonl:1: field 'text'"),

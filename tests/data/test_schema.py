@@ -126,6 +126,18 @@ def test_to_arrays_mask_and_special_keep_nan_in_objective_order(missing: str) ->
     assert arrays.tasks == ["gpu", "cpu", "", "gpu"] and arrays.groups == ["p1", "p1", "p2", ""]
 
 
+def test_to_arrays_auto_learns_what_a_task_never_has_and_skips_failed_measurements() -> None:
+    """ "auto": cpu's only row and the unlabelled row have no memory (their tasks never do: learned as <NaN>);
+    gpu's row d misses a latency gpu has elsewhere (a failed measurement: skipped)."""
+    arrays = _dataset().to_arrays(["latency", "memory"], missing="auto")
+    np.testing.assert_array_equal(arrays.targets, [[1.0, 10.0], [2.0, np.nan], [3.0, np.nan]])
+    assert arrays.rows.tolist() == [0, 1, 2] and arrays.skipped == 1 and arrays.missing == "special"
+    fully = _dataset()[:1].to_arrays(["latency", "memory"], missing="auto")  # nothing missing: skip, nothing to skip
+    assert fully.missing == "skip" and fully.skipped == 0
+    unlabelled = Dataset([Example(e.text, e.targets) for e in _dataset()]).to_arrays(["latency", "memory"], "auto")
+    assert unlabelled.missing == "skip" and unlabelled.rows.tolist() == [0]  # one task: as "skip"
+
+
 def test_to_arrays_error_names_the_first_missing_target() -> None:
     with pytest.raises(DatasetError) as info:
         _dataset().to_arrays(["latency", "memory"], missing="error")

@@ -60,8 +60,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--missing",
         choices=MISSING_POLICIES,
-        help="rows missing a target: skip them (default), mask them out of the loss, learn a <NaN> token "
-        "(special), or stop with an error naming the row",
+        help="rows missing a target: auto (default: a <NaN> token where the row's task has that objective in no "
+        "row, as in a multi-task dataset, else skip the row), skip them, mask them out of the loss, learn a <NaN> "
+        "token (special), or stop with an error naming the row",
     )
     p.add_argument("--resume", action="store_true", default=None, help="continue the run in --out")
     p.add_argument(
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         opts["out"],
         val=opts.get("val"),
         objectives=opts.get("objectives"),
-        missing=opts.get("missing", "skip"),
+        missing=opts.get("missing", "auto"),
         number=number,
         specials=opts.get("specials") or (),
         model=opts["model"],
@@ -137,7 +138,7 @@ def train_run(
     *,
     val: str | Path | None = None,
     objectives: Sequence[str] | None = None,
-    missing: str = "skip",
+    missing: str = "auto",
     number: dict[str, Any] | None = None,
     specials: Sequence[str] = (),
     model: dict[str, Any] | None = None,
@@ -158,7 +159,8 @@ def train_run(
         log.warning(
             "%s: skipped %d row(s) with missing targets (use --missing mask to keep them)", data, arrays.skipped
         )
-    val_arrays = read_dataset(val).to_arrays(arrays.objectives, missing) if val is not None else None
+    val_missing = "skip" if arrays.missing == "skip" else missing  # "auto": as it resolved for training
+    val_arrays = read_dataset(val).to_arrays(arrays.objectives, val_missing) if val is not None else None
     fmt = number_format(**(number or {})) if number or init is None else None  # None: fine-tuning keeps init's format
     try:
         rlm = RegressionLM(
@@ -172,7 +174,7 @@ def train_run(
     rlm.fit(
         arrays.texts,
         arrays.targets,
-        missing="error" if missing == "skip" else missing,  # skipped above, where the file is named
+        missing="error" if arrays.missing == "skip" else arrays.missing,  # skipped above, where the file is named
         tasks=arrays.tasks,
         objectives=arrays.objectives,
         val_texts=val_arrays.texts if val_arrays is not None else None,
@@ -190,6 +192,7 @@ def train_run(
         "context": context if isinstance(context, str) else list(context),
         "objectives": rlm.objectives_,
         "missing": missing,
+        "missing_applied": arrays.missing,  # "auto" resolved to "special" or "skip"
         "skipped": arrays.skipped,
         "fit_report": rlm.fit_report_,
     }

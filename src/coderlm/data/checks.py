@@ -82,3 +82,22 @@ def _as_row(row, i: int) -> list[float]:
     if not out:
         raise ValueError(f"targets[{i}] is empty")
     return out
+
+
+def resolve_auto_missing(values: np.ndarray, tasks: Sequence[str] | None) -> tuple[np.ndarray, str]:
+    """``missing="auto"``: which rows to keep, and the policy for what stays missing in them.
+
+    A value missing where the row's task has that objective in no row means the objective does not apply
+    to the task (a multi-task dataset: kernels have no peak memory): it is kept and learned as the ``<NaN>``
+    token (``"special"``; measured best, docs/results.md "Why Python memory loses beside kernels"). A value
+    missing where its task has the objective elsewhere is a failed measurement: the row is skipped. Rows
+    without task labels are one task. Returns (rows kept, ``"special"`` if any such NaN stays, else ``"skip"``).
+    """
+    missing = np.isnan(values)
+    labels = np.asarray(["" if t is None else str(t) for t in tasks] if tasks is not None else [""] * len(values))
+    absent = np.zeros_like(missing)
+    for task in np.unique(labels):
+        in_task = labels == task
+        absent[in_task] = missing[in_task].all(axis=0)  # the task never has these objectives
+    keep = ~(missing & ~absent).any(axis=1)
+    return keep, "special" if absent[keep].any() else "skip"

@@ -27,10 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from coderlm.data.checks import resolve_auto_missing
+
 FIELDS = ("text", "targets", "task", "group", "meta")
 # What a missing target (absent, null or NaN) means, in datasets, in fit and on the command line:
+# "special" where the row's task never has the objective, else "skip" (data.checks.resolve_auto_missing) /
 # an error / drop the row / keep it, out of the loss / learn it as the <NaN> token.
-MISSING_POLICIES = ("error", "skip", "mask", "special")
+MISSING_POLICIES = ("auto", "error", "skip", "mask", "special")
 
 
 class DatasetError(ValueError):
@@ -163,7 +166,8 @@ class DatasetArrays:
     """A dataset as arrays for training: row i of every field is ``dataset[rows[i]]``.
 
     ``targets`` is float64 (n, k) in ``objectives`` order, NaN where missing (never under ``missing="skip"``).
-    ``tasks`` and ``groups`` hold ``""`` where absent; ``skipped`` counts rows dropped by ``missing="skip"``.
+    ``tasks`` and ``groups`` hold ``""`` where absent; ``skipped`` counts rows dropped by ``missing="skip"``
+    (or ``"auto"``). ``missing`` is the policy applied: ``"auto"`` resolved to ``"special"`` or ``"skip"``.
     """
 
     texts: list[str]
@@ -238,7 +242,9 @@ class Dataset:
 
         ``missing`` decides rows where a chosen objective is absent or NaN: ``"error"`` raises a DatasetError
         naming the first such row; ``"skip"`` drops them (counted in ``skipped``); ``"mask"`` keeps NaN for the
-        trainer to mask out of the loss; ``"special"`` keeps NaN to be learned as a ``<NaN>`` token. An objective
+        trainer to mask out of the loss; ``"special"`` keeps NaN to be learned as a ``<NaN>`` token; ``"auto"``
+        keeps NaN where the row's task has the objective in no row (``"special"``: it does not apply to that
+        task) and skips rows missing any other value (``coderlm.data.checks.resolve_auto_missing``). An objective
         in no row raises a DatasetError listing the known names; with ``absent="nan"`` it is a column of NaN
         (a model's context objectives, which held-out data need not have), as long as one objective is present.
         """
@@ -257,6 +263,8 @@ class Dataset:
             message = f"example {i + 1} misses it (null, NaN or absent); choose missing='skip', 'mask' or 'special'"
             raise DatasetError(self.source, message, field=f"targets.{names[j]}")
         keep = ~np.isnan(targets).any(axis=1) if missing == "skip" else np.ones(len(self), dtype=bool)
+        if missing == "auto":
+            keep, missing = resolve_auto_missing(targets, [e.task for e in self.examples])
         rows = np.flatnonzero(keep)
         kept = [self.examples[i] for i in rows]
         return DatasetArrays(

@@ -5,7 +5,8 @@ frozen pretrained encoder, its states computed once and cached.
 ``missing`` decides what a missing target (None or NaN) means, with the same names as the
 dataset reader and the command line (``coderlm.data.MISSING_POLICIES``): ``"error"`` (it is an
 error, unless specials has ``"nan"``), ``"skip"`` (drop the row), ``"mask"`` (keep the row, leave
-that objective out of the loss) or ``"special"`` (learn it as the ``<NaN>`` token).
+that objective out of the loss), ``"special"`` (learn it as the ``<NaN>`` token) or ``"auto"``
+(``"special"`` where the row's task never has the objective, else drop the row).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from coderlm.data.checks import check_targets, check_texts
+from coderlm.data.checks import check_targets, check_texts, resolve_auto_missing
 from coderlm.data.schema import MISSING_POLICIES
 from coderlm.model.hf_encoder import PretrainedEncoder
 from coderlm.model.transformer import EncoderDecoder
@@ -43,7 +44,8 @@ class Rows:
     texts: list[str]
     values: np.ndarray
     tasks: list[str] | None
-    skipped: int = 0  # rows dropped by missing="skip"
+    skipped: int = 0  # rows dropped by missing="skip" (or "auto")
+    missing: str = "error"  # the policy applied; "auto" is resolved to "special" or "skip"
 
     @property
     def num_objectives(self) -> int:
@@ -65,19 +67,22 @@ def check_rows(
     if missing not in MISSING_POLICIES:
         raise OptionError("missing", f"must be one of {list(MISSING_POLICIES)}, got {missing!r}")
     texts = check_texts(texts)
-    values = check_targets(targets, len(texts), num_objectives, specials, allow_nan=missing in ("mask", "skip"))
+    nan_ok = missing in ("mask", "skip", "auto")
+    values = check_targets(targets, len(texts), num_objectives, specials, allow_nan=nan_ok)
     if tasks is not None and len(tasks) != len(texts):
         raise ValueError(f"got {len(tasks)} {what}task labels for {len(texts)} {what}texts")
     tasks = list(tasks) if tasks is not None else None
-    if missing != "skip":
-        return Rows(texts, values, tasks)
-    keep = np.flatnonzero(~np.isnan(values).any(axis=1))
-    if len(keep) == 0:
+    if missing == "auto":
+        keep, missing = resolve_auto_missing(values, tasks)
+    elif missing == "skip":
+        keep = ~np.isnan(values).any(axis=1)
+    else:
+        return Rows(texts, values, tasks, missing=missing)
+    if not keep.any():
         raise ValueError(f"no {what}rows left after skipping {len(texts)} with missing targets")
-    pick = keep.tolist()
-    return Rows(
-        [texts[i] for i in pick], values[keep], [tasks[i] for i in pick] if tasks else None, len(texts) - len(keep)
-    )
+    pick = np.flatnonzero(keep).tolist()
+    tasks = [tasks[i] for i in pick] if tasks else None
+    return Rows([texts[i] for i in pick], values[keep], tasks, len(texts) - len(pick), missing)
 
 
 def augmented(rows: Rows, copies: int, seed: int) -> Rows:
@@ -88,7 +93,7 @@ def augmented(rows: Rows, copies: int, seed: int) -> Rows:
         return rows
     texts, source = augmented_texts(rows.texts, copies, seed)
     tasks = [rows.tasks[i] for i in source] if rows.tasks is not None else None
-    return Rows(texts, rows.values[source], tasks, rows.skipped)
+    return Rows(texts, rows.values[source], tasks, rows.skipped, rows.missing)
 
 
 def augmented_texts(texts: Sequence[str], copies: int, seed: int) -> tuple[list[str], list[int]]:
@@ -288,6 +293,8 @@ def data_report(init, rows: Rows, tokens: TokenBatch, targets: TargetTokens, mis
     report["examples"] = len(rows.texts)  # rewritten copies (training option augment) included
     if missing == "skip":
         report["skipped"] = rows.skipped
+    if missing != rows.missing:  # "auto", resolved
+        report["missing"] = {"given": missing, "applied": rows.missing, "skipped": rows.skipped}
     report |= {"truncated": tokens.truncated, "overflow": targets.overflow, "underflow": targets.underflow}
     report["input_tokens"] = round(float(np.mean(tokens.lengths)), 1)
     names = sorted(set(rows.tasks)) if rows.tasks is not None else []
