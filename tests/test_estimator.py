@@ -291,25 +291,6 @@ def test_missing_targets_follow_the_one_vocabulary(missing, kept, skipped):
         RegressionLM(training=QUICK).fit(texts, rows, missing="drop")
 
 
-def test_missing_auto_learns_nan_for_a_task_without_the_objective_and_skips_failed_rows():
-    """Two tasks with their own objectives (a multi-task dataset): "auto" learns <NaN> where a task never has
-    an objective, and skips a row whose own task's value is missing; without tasks it is "skip"."""
-    texts, lines = line_count_task(24, seed=5)
-    tasks = ["a" if i % 2 else "b" for i in range(24)]
-    rows = [[n, None] if task == "a" else [None, n + 1.0] for n, task in zip(lines, tasks, strict=True)]
-    rows[1] = [None, None]  # task a's own value missing: a failed measurement
-    rlm = RegressionLM(vocab_size=300, model=TINY, training=QUICK)
-    rlm.fit(texts, rows, missing="auto", tasks=tasks)
-    assert rlm.fit_report_["examples"] == 23 and "nan" in rlm.codec_.specials
-    assert rlm.fit_report_["missing"] == {"given": "auto", "applied": "special", "skipped": 1}
-    alone = RegressionLM(vocab_size=300, model=TINY, training=QUICK)
-    with pytest.raises(ValueError, match="no rows left after skipping 24"):
-        alone.fit(texts, rows, missing="auto")  # without tasks, every row misses a value its one task has
-    whole = [[n, n + 1.0] for n in lines[:23]] + [[None, 1.0]]
-    alone.fit(texts, whole, missing="auto")
-    assert alone.fit_report_["missing"]["applied"] == "skip" and "nan" not in alone.codec_.specials
-
-
 def test_get_params_lists_every_constructor_argument_and_model_is_an_alias():
     rlm = RegressionLM(vocab_size=300, layout_markers="never")
     params = rlm.get_params()

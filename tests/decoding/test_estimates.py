@@ -11,6 +11,7 @@ def samples():
     out[:, :, 1] = np.exp(out[:, :, 1])
     out[3, :, 0] = np.nan  # an input whose samples were all <NaN>
     out[2, :10, 0] = np.nan  # some NaN samples are ignored
+    out[1, :501, 1] = np.nan  # most samples <NaN>: the objective does not apply to the input
     return out
 
 
@@ -19,8 +20,12 @@ def test_point_estimates(samples):
     assert median.shape == (4, 2)
     np.testing.assert_allclose(median[0], np.median(samples[0], axis=0))
     np.testing.assert_allclose(median[2, 0], np.median(samples[2, 10:, 0]))
-    assert np.isnan(median[3, 0])
-    np.testing.assert_allclose(point_estimate(samples, "mean")[1], samples[1].mean(0))
+    assert np.isnan(median[3, 0]) and np.isnan(median[1, 1]) and np.isfinite(median[1, 0])
+    np.testing.assert_allclose(point_estimate(samples, "mean")[0], samples[0].mean(0))
+    assert np.isnan(point_estimate(samples, "mean")[1, 1])
+    half = samples[1:2, :1000, 1:2].copy()
+    half[0, :500, 0] = np.nan  # exactly half: still a number
+    np.testing.assert_allclose(point_estimate(half), [[np.median(half[0, 500:, 0])]])
     with pytest.raises(ValueError, match="point must be one of"):
         point_estimate(samples, "mode")
 
@@ -31,7 +36,7 @@ def test_trimmed_mean_is_scipys_interquartile_mean_without_nan(samples):
     trimmed = point_estimate(samples, "trimmed")
     np.testing.assert_allclose(trimmed[0], trim_mean(samples[0], 0.25, axis=0))
     np.testing.assert_allclose(trimmed[2, 0], trim_mean(samples[2, 10:, 0], 0.25))
-    assert np.isnan(trimmed[3, 0])
+    assert np.isnan(trimmed[3, 0]) and np.isnan(trimmed[1, 1])
 
 
 def test_trimmed_mean_ignores_wrong_exponents_and_breaks_median_ties():
@@ -46,8 +51,9 @@ def test_trimmed_mean_ignores_wrong_exponents_and_breaks_median_ties():
 def test_quantiles_and_intervals(samples):
     q = quantiles(samples, np.array([0.05, 0.5, 0.95]))
     assert q.shape == (4, 2, 3)
-    assert (np.diff(q[:3], axis=-1) >= 0).all()
+    assert (np.diff(q[[0, 2]], axis=-1) >= 0).all() and (np.diff(q[1, 0]) >= 0).all()
     np.testing.assert_allclose(q[..., 1], point_estimate(samples))
+    assert np.isnan(q[1, 1]).all() and np.isfinite(q[1, 0]).all()  # mostly <NaN>: no interval either
     assert quantiles(samples, 0.5).shape == (4, 2)
     interval = central_interval(samples, 0.9)
     np.testing.assert_allclose(interval, q[..., [0, 2]])

@@ -1,7 +1,9 @@
 """Point estimates and uncertainty from samples shaped (n, S, k).
 
 NaN samples (special tokens such as ``<NaN>`` or ``<Invalid>``) are left out of
-every statistic; an input whose samples are all NaN gets NaN.
+every statistic, unless they are most of an input's samples: then the model says the
+objective does not apply to that input (a kernel's peak memory, in a model trained on
+Python programs and kernels with ``missing="auto"``), and every statistic is NaN.
 """
 
 from __future__ import annotations
@@ -20,14 +22,20 @@ def _quiet(fn, *args, **kwargs) -> np.ndarray:
         return fn(*args, **kwargs)
 
 
+def _mostly_nan(samples: np.ndarray) -> np.ndarray:
+    """(n, S, k) -> (n, k): more than half of the input's samples of the objective are NaN."""
+    return np.isnan(samples).mean(axis=1) > 0.5
+
+
 def point_estimate(samples: np.ndarray, point: str = "median") -> np.ndarray:
     """(n, S, k) -> (n, k): the median (default), the mean, or the trimmed mean (``trimmed_mean``)."""
     if point not in POINTS:
         raise ValueError(f"point must be one of {POINTS}, got {point!r}")
+    samples = np.asarray(samples, dtype=np.float64)
     if point == "trimmed":
         return trimmed_mean(samples)
     fn = np.nanmedian if point == "median" else np.nanmean
-    return _quiet(fn, samples, axis=1)
+    return np.where(_mostly_nan(samples), np.nan, _quiet(fn, samples, axis=1))
 
 
 def trimmed_mean(samples: np.ndarray, cut: float = 0.25) -> np.ndarray:
@@ -42,7 +50,8 @@ def trimmed_mean(samples: np.ndarray, cut: float = 0.25) -> np.ndarray:
     rank = np.arange(ordered.shape[1])[None, :, None]
     kept = (rank >= low) & (rank < count[:, None] - low)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(kept, ordered, 0.0).sum(1) / kept.sum(1)
+        mean = np.where(kept, ordered, 0.0).sum(1) / kept.sum(1)
+    return np.where(_mostly_nan(ordered), np.nan, mean)
 
 
 def quantiles(samples: np.ndarray, q: float | np.ndarray) -> np.ndarray:
@@ -50,7 +59,8 @@ def quantiles(samples: np.ndarray, q: float | np.ndarray) -> np.ndarray:
     q_arr = np.asarray(q, dtype=np.float64)
     if np.any((q_arr < 0) | (q_arr > 1)):
         raise ValueError(f"quantile levels must be in [0, 1], got {q}")
-    out = _quiet(np.nanquantile, samples, q_arr, axis=1)  # (len(q), n, k) or (n, k)
+    samples = np.asarray(samples, dtype=np.float64)
+    out = np.where(_mostly_nan(samples), np.nan, _quiet(np.nanquantile, samples, q_arr, axis=1))  # ([len(q),] n, k)
     return out if q_arr.ndim == 0 else np.moveaxis(out, 0, -1)
 
 
