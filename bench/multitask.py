@@ -70,13 +70,16 @@ SHORT = {"runtime_s": "time", "c10_test_acc_200ep": "acc", "lat_ms_pixel3": "pix
 def score(
     method: str, training: str, name: str, objectives: list[str], predicted: np.ndarray, measured: np.ndarray, **extra
 ) -> list[dict]:
+    """A row per objective; a NaN prediction (the model's samples mostly <NaN>: "does not apply") of a measured
+    row is left out of the ranking and counted in ``nan_predicted``."""
     out = []
     for j, objective in enumerate(objectives):
-        rho = spearmanr(predicted[:, j], measured[:, j]).statistic
-        tau = kendalltau(predicted[:, j], measured[:, j]).statistic
+        known = ~np.isnan(predicted[:, j])
+        rho = spearmanr(predicted[known, j], measured[known, j]).statistic
+        tau = kendalltau(predicted[known, j], measured[known, j]).statistic
         out.append(
             {"method": method, "training": training, "task": name, "objective": objective, "spearman": float(rho)}
-            | {"kendall": float(tau), **extra}
+            | {"kendall": float(tau), "nan_predicted": int((~known).sum()), **extra}
         )
     return out
 
