@@ -49,3 +49,6 @@ def test_an_objective_a_task_never_has_is_predicted_as_nan():
     a = np.asarray(held_tasks) == "a"
     assert np.isnan(predicted[a, 1]).mean() >= 0.9 and np.isnan(predicted[~a, 0]).mean() >= 0.9  # not theirs
     assert np.isnan(predicted[a, 0]).mean() <= 0.1 and np.isnan(predicted[~a, 1]).mean() <= 0.1  # their own
+    exact = rlm.predict(held, point="exact")  # the quantile walk reads the <NaN> mass alike
+    assert np.isnan(exact[a, 1]).mean() >= 0.9 and np.isnan(exact[~a, 0]).mean() >= 0.9
+    assert np.isnan(exact[a, 0]).mean() <= 0.1 and np.isnan(exact[~a, 1]).mean() <= 0.1

@@ -13,8 +13,11 @@ A 64-sample median estimates the same median with noise (its standard error is a
 distribution's width) and ties inputs on one spelled value; the walk costs one greedy decode.
 
 Special values (``<NaN>``, ``<Invalid>``, ...) are left out, as the sample statistics leave out NaN
-samples: the walk is over the numbers. With several objectives each is walked at its level given the
-ones before it as walked (their conditional quantile, the exact marginal for the first).
+samples: the walk is over the numbers; unless the NaN-valued ones hold most of an objective's mass (the
+model says it does not apply to the input, as the sample statistics read most samples NaN): the walk then
+writes the likeliest of them, at every level, and the objectives after it are conditioned on it. With
+several objectives each is walked at its level given the ones before it as walked (their conditional
+quantile, the exact marginal for the first).
 """
 
 from __future__ import annotations
@@ -45,13 +48,21 @@ def walk_tokens(
     device = ids.device
     memory = model.encode(ids, mask)
     numeric = torch.arange(codec.vocab_size, device=device) < len(codec.format.tokens)
+    not_a_number = torch.zeros(codec.vocab_size, dtype=torch.bool, device=device)
+    not_a_number[list(codec.nan_ids)] = True
     start = levels.to(device=device, dtype=torch.float64).expand(batch, width)
     q = start.clone()
     within = torch.empty((batch, width, codec.num_objectives), dtype=torch.float64, device=device)
+    nan = torch.zeros((batch, width), dtype=torch.bool, device=device)  # this objective is written as NaN
 
     def pick(logits: torch.Tensor, t: int, out: torch.Tensor) -> torch.Tensor:
-        nonlocal q
+        nonlocal q, nan
         position, objective = t % length, t // length
+        if position == 0:  # most of the mass on NaN-valued specials: the objective does not apply
+            nan = (torch.softmax(logits.double(), dim=-1) * not_a_number).sum(-1) > 0.5
+            written = logits.masked_fill(~not_a_number, float("-inf")).argmax(-1)
+        else:
+            written = logits.argmax(-1)  # the special's spelling goes on: one token allowed
         probs = torch.softmax(logits.double().masked_fill(~numeric, float("-inf")), dim=-1)  # (B, W, V)
         up = codec.format.ascending(out[..., t - position : t])[..., None]  # (B, W, 1)
         below = torch.where(up, probs.cumsum(-1), probs.flip(-1).cumsum(-1).flip(-1)) - probs
@@ -63,7 +74,7 @@ def walk_tokens(
         if position == length - 1:
             within[..., objective] = q
             q = start.clone()  # the next objective's level
-        return nxt
+        return torch.where(nan, written, nxt)
 
     out = decode_steps(model, automaton, memory, batch, width, pick)
     return out, within

@@ -76,6 +76,12 @@ class NumberCodec:
     def vocab_size(self) -> int:
         return len(self.vocab)
 
+    @functools.cached_property
+    def nan_ids(self) -> tuple[int, ...]:
+        """Ids of the special tokens that decode to NaN (``<NaN>``, ``<Invalid>``)."""
+        n_format = len(self.format.tokens)
+        return tuple(n_format + i for i, name in enumerate(self.specials) if math.isnan(_SPECIAL_VALUES[name]))
+
     @property
     def length(self) -> int:
         """Tokens per objective."""
