@@ -47,6 +47,18 @@ def test_round_trip_and_missing_values():
     np.testing.assert_allclose(again.interval(samples, 0.8), calibration.interval(samples, 0.8))
 
 
+def test_a_few_nan_samples_leave_the_row_in_and_mostly_nan_leaves_it_out():
+    """A model that learned <NaN> (missing="auto") writes it now and then for a measured objective: the row's
+    interval is its numbers'; a row whose samples are mostly <NaN> has no interval and no score."""
+    samples, truth = overconfident(30, seed=6)
+    samples[:, :3, 0] = np.nan  # 3 of 64 samples of every row
+    samples[0, :40, 1] = np.nan  # most of row 0's second objective
+    calibration = calibrate(samples, truth)
+    assert [len(s) for s in calibration.scores[0.9]] == [30, 29] and calibration.log == [True, True]
+    widened = calibration.interval(samples, 0.9)
+    assert np.isfinite(widened[:, 0]).all() and np.isnan(widened[0, 1]).all()
+
+
 def test_values_that_can_be_negative_are_calibrated_in_their_units():
     rng = np.random.default_rng(4)
     truth = rng.normal(0.0, 1.0, size=(200, 1))

@@ -98,20 +98,20 @@ class Calibration:
 
 def calibrate(samples: np.ndarray, values: np.ndarray, levels: tuple[float, ...] = LEVELS) -> Calibration:
     """Conformal scores of held-out ``values`` (n, k) against the intervals of their ``samples`` (n, S, k), for
-    each of ``levels``. Rows missing an objective (NaN) are left out of that objective's scores; an objective
-    with no value at all keeps raw intervals."""
+    each of ``levels``. Rows missing an objective (NaN), or whose interval is not finite (mostly ``<NaN>``
+    samples, or an infinite bound), are left out of that objective's scores; a few NaN samples among numbers
+    are left out of the interval as in every statistic. An objective with no value at all keeps raw intervals."""
     values = np.asarray(values, dtype=np.float64).reshape(len(samples), -1)
-    finite = np.isfinite(samples).all(1)
     log = [
-        bool((values[:, j][np.isfinite(values[:, j])] > 0).all() and (samples[:, :, j][finite[:, j]] > 0).all())
-        for j in range(values.shape[1])
+        bool((values[:, j][np.isfinite(values[:, j])] > 0).all() and (s[np.isfinite(s)] > 0).all())
+        for j, s in enumerate(np.moveaxis(np.asarray(samples, dtype=np.float64), -1, 0))
     ]
     scores: dict[float, list[np.ndarray]] = {}
     for level in levels:
         raw = central_interval(samples, level)
         scores[level] = []
         for j in range(values.shape[1]):
-            present = np.isfinite(values[:, j]) & finite[:, j]
+            present = np.isfinite(values[:, j]) & np.isfinite(raw[:, j]).all(-1)
             y, low, high = values[present, j], raw[present, j, 0], raw[present, j, 1]
             if log[j]:
                 y, low, high = np.log(y), np.log(low), np.log(high)
