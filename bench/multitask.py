@@ -226,7 +226,7 @@ def print_tables(results: list[dict]) -> None:
         training += f" (train {r['max_train']})" if r.get("max_train") else ""
         training += f" (target noise {r['target_noise']:g})" if r.get("target_noise") else ""
         training += " (number values)" if r.get("number_values") else ""
-        training += " (empty slots: nan)" if r.get("missing") == "special" else ""
+        training += " (empty slots: nan)" if r.get("missing") == "special" and r["training"] == "multi-task" else ""
         training += f" (task weights {r['task_weights']})" if r.get("task_weights") else ""
         training += f" ({r['pretokenize']})" if r.get("pretokenize", "lines") != "lines" else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
