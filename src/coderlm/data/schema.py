@@ -260,11 +260,13 @@ class Dataset:
                 targets[i, j] = example.targets.get(name, math.nan)
         if missing == "error" and np.isnan(targets).any():
             i, j = np.argwhere(np.isnan(targets))[0]
-            message = f"example {i + 1} misses it (null, NaN or absent); choose missing='skip', 'mask' or 'special'"
+            choices = "missing='auto', 'skip', 'mask' or 'special'"
+            message = f"example {i + 1} misses it (null, NaN or absent); choose {choices}"
             raise DatasetError(self.source, message, field=f"targets.{names[j]}")
-        keep = ~np.isnan(targets).any(axis=1) if missing == "skip" else np.ones(len(self), dtype=bool)
         if missing == "auto":
             keep, missing = resolve_auto_missing(targets, [e.task for e in self.examples])
+        else:
+            keep = ~np.isnan(targets).any(axis=1) if missing == "skip" else np.ones(len(self), dtype=bool)
         rows = np.flatnonzero(keep)
         kept = [self.examples[i] for i in rows]
         return DatasetArrays(
