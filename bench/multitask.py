@@ -147,6 +147,8 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
         report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
         report |= {"number_values": args.number_values, "pretokenize": args.pretokenize, "missing": args.missing}
+        widths = {len(tasks[n]["objectives"]) for n in names}  # shared slots leave none empty where widths agree
+        report["empty_slots"] = len(names) > 1 and (slots == "separate" or len(widths) > 1)
         report["task_weights"] = args.task_weights if len(names) > 1 else ""
         report["target_noise"] = rlm.fit_report_.get("target_noise")
         report |= {"vocab": vocab_of(args, names), "input_tokens": rlm.fit_report_.get("input_tokens_by_task")}
@@ -226,7 +228,8 @@ def print_tables(results: list[dict]) -> None:
         training += f" (train {r['max_train']})" if r.get("max_train") else ""
         training += f" (target noise {r['target_noise']:g})" if r.get("target_noise") else ""
         training += " (number values)" if r.get("number_values") else ""
-        training += " (empty slots: nan)" if r.get("missing") == "special" and r["training"] == "multi-task" else ""
+        empty = r.get("empty_slots", r["training"] == "multi-task")  # runs before 2026-12-07 lack the field
+        training += " (empty slots: nan)" if r.get("missing") == "special" and empty else ""
         training += f" (task weights {r['task_weights']})" if r.get("task_weights") else ""
         training += f" ({r['pretokenize']})" if r.get("pretokenize", "lines") != "lines" else ""
         return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")

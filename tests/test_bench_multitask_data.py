@@ -68,3 +68,14 @@ def test_separate_slots_give_each_task_its_own_columns(tmp_path):
     assert targets.shape == (len(labels), 3)
     assert np.isfinite(targets[kernels, 0]).all() and np.isnan(targets[kernels, 1:]).all()
     assert np.isnan(targets[~kernels, 0]).all() and np.isfinite(targets[~kernels, 1:]).all()
+
+
+def test_the_table_labels_empty_slots_only_where_a_task_leaves_some(capsys):
+    from multitask import print_tables
+
+    row = {"method": "rlm", "training": "multi-task", "task": "python", "objective": "peak_memory_bytes"}
+    row |= {"spearman": 0.9, "train_s": 1.0, "missing": "special", "dim": 128, "vocab": 2048}
+    print_tables([row | {"empty_slots": False}, row | {"empty_slots": True, "slots": "separate"}])
+    lines = capsys.readouterr().out.splitlines()
+    assert any("| multi-task |" in line for line in lines)  # shared slots, equal widths: nothing empty
+    assert any("multi-task (separate slots) (empty slots: nan)" in line for line in lines)
