@@ -9,8 +9,10 @@ from scipy.stats import spearmanr
 from coderlm import RegressionLM
 from coderlm.cli import main
 from coderlm.data.toy import line_count_task
+from coderlm.decoding import central_interval
+from coderlm.decoding.calibration import Calibration, combine
 from coderlm.options import OptionError
-from coderlm.readout import Readout, fit_readout, nearest_input
+from coderlm.readout import Readout, cross_calibration, fit_readout, nearest_input
 
 TINY = {"encoder_dim": 32, "decoder_dim": 32, "encoder_heads": 4, "decoder_heads": 4}
 
@@ -124,3 +126,65 @@ def test_nearest_reads_out_of_the_one_input_that_ranks_the_targets_best(two_obje
         assert readout.inputs == [best] and readout.weights.shape == (1,)
     finally:
         two_objectives.readouts_, two_objectives.objectives_ = [], ["lines", "chars"]
+
+
+def noisy_device(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A model's samples (n, 16, 3) of three known latencies, tight around its guesses, and a new device that is
+    a mix of them with an error the samples know nothing of (0.3 in log space)."""
+    rng = np.random.default_rng(seed)
+    guess = rng.normal(0, 1, size=(n, 1, 3))
+    samples = np.exp(guess + 0.02 * rng.normal(size=(n, 16, 3)))
+    return samples, np.exp(0.7 * guess[:, 0, 0] + 0.3 * guess[:, 0, 2] + 0.3 * rng.normal(size=n))
+
+
+def test_cross_conformal_calibration_on_the_fitted_rows_covers_what_the_raw_intervals_miss():
+    samples, new = noisy_device(60, seed=0)
+    test_samples, test_new = noisy_device(4000, seed=1)
+    readout = fit_readout("new", np.median(samples, 1), new, inputs=[0, 1, 2])
+    read = readout.apply(test_samples)[..., None]
+    raw = central_interval(read, 0.9)[:, 0]
+    calibration = cross_calibration(samples, new, [0, 1, 2], "new", nearest=False)
+    wide = calibration.interval(read, 0.9)[:, 0]
+    inside = lambda b: ((b[:, 0] <= test_new) & (test_new <= b[:, 1])).mean()  # noqa: E731
+    assert inside(raw) < 0.3 and 0.84 < inside(wide) < 0.97  # 60 scores: the 55th smallest widens
+    assert calibration.kind == "cross-conformal" and calibration.size == 60 and calibration.log == [True]
+    assert cross_calibration(samples, new, [0, 1, 2], "new", nearest=True).size == 60
+    with pytest.raises(ValueError, match="at least 4"):
+        cross_calibration(samples[:3], new[:3], [0, 1, 2], "new", nearest=False)
+
+
+def test_calibrations_combine_by_objective_name_the_later_winning():
+    one = {0.9: [np.array([0.1, 0.2]), np.array([]), np.array([0.5])]}
+    first = Calibration(one, [True, False, True])
+    second = Calibration({0.9: [np.array([1.0, 2.0, 3.0])]}, [False], kind="cross-conformal")
+    joined = combine([(first, ["a", "b", "c"]), (second, ["c"])], ["a", "b", "d", "c"])
+    assert [s.tolist() for s in joined.scores[0.9]] == [[0.1, 0.2], [], [], [1.0, 2.0, 3.0]]
+    assert joined.log == [True, False, False, False] and joined.kind == "split-conformal + cross-conformal"
+    assert Calibration.from_dict(joined.to_dict()).kind == joined.kind
+    assert combine([(first, ["a", "b", "c"])], ["x"]) is None
+
+
+def test_a_calibrated_readout_keeps_its_scores_beside_the_others_through_save_and_load(two_objectives, tmp_path):
+    rlm = RegressionLM.load(two_objectives.save(tmp_path / "base"))
+    texts, _ = line_count_task(20, seed=6)
+    rlm.fit_readout(texts, [len(t) ** 2 for t in texts], "squared", calibrate=True)
+    assert [len(s) for s in rlm.calibration_.scores[0.9]] == [0, 0, 20] and rlm.calibration_.promised()[-1] == 0.95
+    rlm.fit_readout(texts[:12], [len(t) for t in texts[:12]], "plain", calibrate=True)
+    assert [len(s) for s in rlm.calibration_.scores[0.9]] == [0, 0, 20, 12]
+    rlm.fit_readout(texts, [len(t) + 1 for t in texts], "squared")  # replaced, not calibrated: its scores go
+    assert rlm.objectives_[-2:] == ["plain", "squared"]
+    assert [len(s) for s in rlm.calibration_.scores[0.9]] == [0, 0, 12, 0]
+    loaded = RegressionLM.load(rlm.save(tmp_path / "with"))
+    assert loaded.calibration_.kind == "cross-conformal" and loaded.predict_interval(texts, 0.9).shape == (20, 4, 2)
+
+
+def test_cli_readout_calibrate(two_objectives, tmp_path, capsys):
+    base = two_objectives.save(tmp_path / "base")
+    texts, _ = line_count_task(12, seed=7)
+    data = tmp_path / "dev.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "targets": {"words": 1 + len(t.split())}}) + "\n" for t in texts))
+    out = tmp_path / "dev"
+    assert main(["readout", "--model", str(base), "--data", str(data), "--out", str(out), "--calibrate"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["calibration"] == {"kind": "cross-conformal", "promised": [0.5, 0.8, 0.9]}  # 12 rows: not 95%
+    assert RegressionLM.load(out).calibration_.size == 12

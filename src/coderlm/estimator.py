@@ -263,14 +263,15 @@ class RegressionLM:
         inputs: Sequence[str] | None = None,
         seed: int | None = 0,
         nearest: bool = False,
+        calibrate: bool = False,
     ) -> Readout:
         """Add ``objective`` as a readout (``coderlm.readout``): a ridge regression, fitted on these measured
         ``texts`` and ``targets`` (n floats), over the model's predictions of its objectives ``inputs``
         (default: all it decodes); ``nearest``: of the one input whose predictions rank the targets best (the
-        zero-shot choice, in the target's units). No weight changes; ``predict`` and ``sample`` then write it
-        last. An earlier readout of that name is replaced; a calibration is dropped (it does not cover it)."""
+        zero-shot choice, in the target's units); ``calibrate``: its intervals calibrated on the same rows
+        (leave-one-out). No weight changes; ``predict`` and ``sample`` write it last; one of that name goes."""
         self._check_fitted()
-        return add_readout(self, texts, targets, objective, inputs, seed, nearest)
+        return add_readout(self, texts, targets, objective, inputs, seed, nearest, calibrate)
 
     def sample_tokens(
         self,

@@ -73,3 +73,16 @@ def test_a_missing_shipped_model_is_a_clear_error(tmp_path, monkeypatch, capsys)
     assert main(["quickstart", "--out", str(tmp_path / "qs")]) == 2
     assert "builtin:nb201: no such built-in model" in capsys.readouterr().err
     assert not (tmp_path / "qs").exists()
+
+
+def test_by_default_the_shots_calibrate_the_readout_each_left_out(shipped, tmp_path, capsys):
+    out = tmp_path / "qs"
+    assert main(["quickstart", "--out", str(out), "--shots", "9", "--networks", "5", "--num-samples", "8"]) == 0
+    printed = capsys.readouterr().out
+    assert "[1/5] measure 14" in printed and "calibrate its intervals on the 9, each read out without it" in printed
+    assert not (out / "data" / "calibration.jsonl").exists()
+    calibration = json.loads((out / "model" / "calibration.json").read_text())
+    assert calibration["kind"] == "cross-conformal" and calibration["size"] == 9
+    assert json.loads((out / "quickstart.json").read_text())["level"] == 0.9  # 9 rows promise 90%
+    assert main(["quickstart", "--out", str(tmp_path / "few"), "--shots", "3"]) == 2
+    assert "--shots must be >= 4 (calibrated on the shots; or give --calibration)" in capsys.readouterr().err

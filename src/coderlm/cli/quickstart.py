@@ -3,13 +3,14 @@
 The shipped model ``builtin:nb201`` reads a NAS-Bench-201 network as ONNX text and writes its
 accuracy and its latency on 13 devices. This machine is a new device:
 
-1. measure: build networks' ONNX graphs and time them here with onnxruntime: 20 to learn from,
-   10 to calibrate on, 200 to test on (all different networks);
+1. measure: build networks' ONNX graphs and time them here with onnxruntime: 20 to learn from and
+   200 to test on (all different networks; ``--calibration M``: M more to calibrate on);
 2. read this CPU's latency out of the shipped model: a ridge regression, fitted on the 20, over the
    model's predicted latencies on its 13 source devices (``coderlm readout``; no training), applied to
    every sample; with ``--finetune`` the shipped model is also fine-tuned on the 20 (``coderlm train
    --init builtin:nb201 --context init``) and compared;
-3. calibrate the intervals on the 10 (split conformal: 90% intervals that cover 90%);
+3. calibrate the intervals on the same 20, each read out by the ridge fitted on the other 19
+   (cross-conformal: 90% intervals that cover 90%; with ``--calibration M``, split conformal on the M);
 4. predict the 200 others and compare with what was measured, beside the baselines: gradient-boosted
    trees on the same 20, the shipped model zero-shot (rank by its predicted latency on the source device
    that ranks the 20 best), and, when ``../shared/data/nasbench201`` is there, the proxy device (the same
@@ -77,6 +78,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     shipped.num_samples = config.num_samples
     count = config.shots + config.calibration + config.networks
     cells = sample_cells(count, config.seed)
+    split = config.calibration > 0  # else: calibrated on the shots, each left out (cross-conformal)
 
     say(f"[1/5] measure {count} NAS-Bench-201 networks on this CPU (onnxruntime): ONNX text -> {OBJECTIVE} (ms)")
     start = time.perf_counter()
@@ -94,6 +96,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
         "calibration": cells[config.shots : config.shots + config.calibration],
         "test": cells[config.shots + config.calibration :],
     }
+    parts = {name: part for name, part in parts.items() if part}
     files = {
         name: write_dataset(out / "data" / f"{name}.jsonl", Dataset([by_cell[c] for c in part]))
         for name, part in parts.items()
@@ -107,16 +110,22 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
     values = lambda part: np.array([by_cell[c].targets[OBJECTIVE] for c in parts[part]])  # noqa: E731
     rlm = copy.copy(shipped)  # the same network; the readout is the copy's alone
     sources = [name for name in rlm.objectives_ if name.startswith("lat_ms_")] or None  # None: every objective
-    readout = rlm.fit_readout(texts("shots"), values("shots"), OBJECTIVE, inputs=sources, seed=config.seed)
+    readout = rlm.fit_readout(
+        texts("shots"), values("shots"), OBJECTIVE, inputs=sources, seed=config.seed, calibrate=not split
+    )
     heaviest = sorted(zip(readout.inputs, readout.weights, strict=True), key=lambda p: -abs(p[1]))[:3]
     say("      ridge on " + ", ".join(f"{rlm.objectives_[j][7:]} {w:+.2f}" for j, w in heaviest) + ", ...")
     timings["readout_s"] = time.perf_counter() - start
     column = rlm.objectives_.index(OBJECTIVE)
 
-    say(f"[3/5] calibrate its intervals on {config.calibration} more (split conformal)")
-    known = np.full((config.calibration, len(rlm.objectives_)), np.nan)  # the source devices: not measured here
-    known[:, column] = values("calibration")
-    calibration = rlm.calibrate(texts("calibration"), known, seed=config.seed)
+    if split:
+        say(f"[3/5] calibrate its intervals on {config.calibration} more (split conformal)")
+        known = np.full((config.calibration, len(rlm.objectives_)), np.nan)  # the source devices: not measured here
+        known[:, column] = values("calibration")
+        rlm.calibrate(texts("calibration"), known, seed=config.seed)
+    else:
+        say(f"[3/5] calibrate its intervals on the {config.shots}, each read out without it (cross-conformal)")
+    calibration = rlm.calibration_
     rlm.save(model_dir)
 
     say(f"[4/5] predict the other {config.networks} networks; the baselines do too")
@@ -175,7 +184,7 @@ def run_fewshot(config: QuickstartConfig, say=print) -> dict[str, Any]:
         say(
             f"the nearest source device ranked these networks better than the readout ({zero_shot['spearman']:.3f} "
             f"vs {readout_rho:.3f}); as a model: coderlm readout --model {config.model} --data {files['shots']} "
-            f"--out {out / 'model_nearest'} --inputs 'lat_ms_*' --nearest"
+            f"--out {out / 'model_nearest'} --inputs 'lat_ms_*' --nearest --calibrate"
         )
     summary = {
         "timings": {k: round(v, 1) for k, v in timings.items()},

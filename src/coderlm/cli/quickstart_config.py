@@ -14,8 +14,8 @@ class QuickstartConfig:
     out: str = "runs/quickstart"  # run folder: data/, model/, report/
     from_scratch: bool = False  # the longer flow: collect networks, train a new RLM, evaluate it beside baselines
     model: str = "builtin:nb201"  # few-shot: the trained model to start from
-    shots: int = 20  # few-shot: networks measured here to fine-tune on
-    calibration: int = 10  # few-shot: more networks measured to calibrate the intervals (90% needs 9)
+    shots: int = 20  # few-shot: networks measured here to read out (or fine-tune) and calibrate on (90% needs 9)
+    calibration: int = 0  # few-shot: more networks measured to calibrate on (0: the shots, each left out)
     networks: int = 200  # few-shot: other networks predicted, then measured to compare
     finetune: bool = False  # few-shot: also fine-tune the shipped model on the shots and compare (slower)
     learning_rate: float = 1e-4  # few-shot: fine-tuning learning rate (with --finetune)
@@ -34,8 +34,8 @@ class QuickstartConfig:
 
     def __post_init__(self) -> None:
         checks = {
-            "shots": self.shots >= 2,
-            "calibration": self.calibration >= 1,
+            "shots": self.shots >= (2 if self.calibration else 4),
+            "calibration": self.calibration >= 0,
             "networks": self.networks >= 2,
             "count": self.count >= 10,
             "cells_per_stage": self.cells_per_stage >= 1,
@@ -52,9 +52,10 @@ class QuickstartConfig:
             "vocab_size": ">= 260",
             "model_dim": ">= 8",
             "max_input_len": ">= 8",
-            "shots": ">= 2",
+            "shots": ">= 2" if self.calibration else ">= 4 (calibrated on the shots; or give --calibration)",
             "networks": ">= 2",
             "steps": ">= 0",
+            "calibration": ">= 0",
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:

@@ -5,8 +5,10 @@ regression on the model's own predicted objectives (``--inputs``, default all; s
 such as ``lat_ms_*``) over the measured rows (``coderlm.readout``), and saves the model with these
 readouts into ``--out``: no training, a second or so per objective. Every command that takes
 ``--model`` then predicts the new objectives too, with samples and intervals like the others
-(``coderlm calibrate --model OUT --data more.jsonl`` to calibrate them). ``--nearest`` reads out of the
-single input that ranks the measured rows best instead: the zero-shot choice, as a model in your units.
+(``--calibrate`` calibrates them on the same rows, each left out of the readout it is scored by: no
+more measurements; or ``coderlm calibrate --model OUT --data more.jsonl`` on rows it never saw).
+``--nearest`` reads out of the single input that ranks the measured rows best instead: the zero-shot
+choice, as a model in your units.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ def add(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="read out of the one input that ranks the rows best (the zero-shot choice) instead of all of them",
     )
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="calibrate each readout's intervals on the same rows, leave-one-out (9 rows promise 90%%)",
+    )
     p.add_argument("--seed", type=int, default=0, help="sampling seed for the model's predictions (default 0)")
     p.set_defaults(run=run)
 
@@ -57,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
     for name in wanted:
         arrays = dataset.to_arrays([name], "skip")
         readout = rlm.fit_readout(
-            arrays.texts, arrays.targets[:, 0], name, inputs=inputs, seed=args.seed, nearest=args.nearest
+            arrays.texts,
+            arrays.targets[:, 0],
+            name,
+            inputs=inputs,
+            seed=args.seed,
+            nearest=args.nearest,
+            calibrate=args.calibrate,
         )
         used = [decoded[j] for j in readout.inputs]
         top = sorted(zip(used, readout.weights, strict=True), key=lambda p: -abs(p[1]))[:3]
@@ -69,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
             "alpha": readout.alpha,
             "largest_weights": {n: round(float(w), 4) for n, w in top},
         }
+    if getattr(rlm, "calibration_", None) is not None:
+        summary["calibration"] = {"kind": rlm.calibration_.kind, "promised": rlm.calibration_.promised()}
     rlm.save(Path(args.out))
     print(json.dumps(summary))
     return 0

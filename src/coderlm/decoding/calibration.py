@@ -1,4 +1,4 @@
-"""Split-conformal calibration of the sampled intervals: coverage that holds, not just hoped for.
+"""Conformal calibration of the sampled intervals: coverage that holds, not just hoped for.
 
 The central interval of the samples at level ``a`` covers the truth ``a`` of the time only if the
 model's distribution is right. Conformal calibration measures how far outside its interval each
@@ -12,6 +12,11 @@ A calibration needs ``n >= a / (1 - a)`` rows to promise level ``a`` (9 for 90%,
 with fewer, that level cannot be promised and ``interval`` says so. Scores are kept per level (the
 interval of each level has its own bounds) for ``LEVELS``. An objective with no calibration value
 (e.g. one a fine-tuned model writes only as context) keeps its raw intervals.
+
+Split conformal needs rows the model never saw. A readout (``coderlm.readout``) can do without them: each
+measured row is scored against the readout fitted on the *other* rows (cross-conformal, leave-one-out;
+``kind`` says which), so the rows that fit it calibrate it too, and ``combine`` joins calibrations of
+different objectives by name.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ def smallest_set(level: float) -> int:
 class Calibration:
     scores: dict[float, list[np.ndarray]]  # level -> per objective: sorted conformal scores of the rows
     log: list[bool]  # per objective: scores in log space
+    kind: str = "split-conformal"  # or "cross-conformal" (a readout's leave-one-out scores), or both, joined
 
     @property
     def size(self) -> int:
@@ -83,7 +89,7 @@ class Calibration:
     def to_dict(self) -> dict[str, Any]:
         scores = {str(level): [s.tolist() for s in per] for level, per in self.scores.items()}
         return {
-            "kind": "split-conformal",
+            "kind": self.kind,
             "size": self.size,
             "promised": self.promised(),
             "log": self.log,
@@ -93,7 +99,35 @@ class Calibration:
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> Calibration:
         scores = {float(level): [np.asarray(s, dtype=np.float64) for s in per] for level, per in spec["scores"].items()}
-        return cls(scores, [bool(x) for x in spec["log"]])
+        return cls(scores, [bool(x) for x in spec["log"]], spec.get("kind", "split-conformal"))
+
+    def named(self, names: list[str]) -> dict[str, tuple[bool, dict[float, np.ndarray]]]:
+        """Per objective name (``names``: the objectives in this calibration's order) with scores: its log flag
+        and scores per level."""
+        return {
+            name: (self.log[j], {level: per[j] for level, per in self.scores.items()})
+            for j, name in enumerate(names)
+            if len(next(iter(self.scores.values()))[j])
+        }
+
+
+def combine(parts: list[tuple[Calibration, list[str]]], names: list[str]) -> Calibration | None:
+    """One calibration over objectives ``names`` from ``parts`` (a calibration and the objective names it was
+    made for); where two calibrate the same objective, the later wins; an objective none calibrates (or one
+    no longer in ``names``) keeps raw intervals. None if none is left."""
+    known: dict[str, tuple[bool, dict[float, np.ndarray]]] = {}
+    kinds: dict[str, str] = {}
+    for calibration, their_names in parts:
+        for name, entry in calibration.named(their_names).items():
+            if name in names:
+                known[name], kinds[name] = entry, calibration.kind
+    if not known:
+        return None
+    levels = sorted({level for _, per in known.values() for level in per})
+    empty = np.empty(0)
+    scores = {level: [known[n][1].get(level, empty) if n in known else empty for n in names] for level in levels}
+    log = [known[n][0] if n in known else False for n in names]
+    return Calibration(scores, log, " + ".join(dict.fromkeys(kinds[n] for n in names if n in kinds)))
 
 
 def calibrate(samples: np.ndarray, values: np.ndarray, levels: tuple[float, ...] = LEVELS) -> Calibration:
