@@ -176,6 +176,10 @@ def test_a_calibrated_readout_keeps_its_scores_beside_the_others_through_save_an
     assert [len(s) for s in rlm.calibration_.scores[0.9]] == [0, 0, 12, 0]
     loaded = RegressionLM.load(rlm.save(tmp_path / "with"))
     assert loaded.calibration_.kind == "cross-conformal" and loaded.predict_interval(texts, 0.9).shape == (20, 4, 2)
+    known = np.c_[[t.count("\n") + 1 for t in texts], np.full((20, 3), np.nan)]  # held-out rows of "lines" only
+    loaded.calibrate(texts, known)  # split conformal for "lines"; "plain" keeps its leave-one-out scores
+    assert [len(s) for s in loaded.calibration_.scores[0.9]] == [20, 0, 12, 0]
+    assert loaded.calibration_.kind == "split-conformal + cross-conformal"
 
 
 def test_cli_readout_calibrate(two_objectives, tmp_path, capsys):

@@ -24,7 +24,7 @@ import torch
 
 from coderlm.builtin import model_folder
 from coderlm.data.checks import check_targets, check_texts
-from coderlm.decoding.calibration import Calibration, calibrate
+from coderlm.decoding.calibration import Calibration, calibrate, combine
 from coderlm.decoding.estimates import central_interval, point_estimate, quantiles
 from coderlm.decoding.sampler import inputs_log_probs, sample_inputs
 from coderlm.decoding.walk import walk_inputs
@@ -265,11 +265,10 @@ class RegressionLM:
         nearest: bool = False,
         calibrate: bool = False,
     ) -> Readout:
-        """Add ``objective`` as a readout (``coderlm.readout``): a ridge regression, fitted on these measured
-        ``texts`` and ``targets`` (n floats), over the model's predictions of its objectives ``inputs``
-        (default: all it decodes); ``nearest``: of the one input whose predictions rank the targets best (the
-        zero-shot choice, in the target's units); ``calibrate``: its intervals calibrated on the same rows
-        (leave-one-out). No weight changes; ``predict`` and ``sample`` write it last; one of that name goes."""
+        """Add ``objective`` as a readout (``coderlm.readout``): a ridge regression, fitted on measured ``texts``
+        and ``targets`` (n floats), over the model's predictions of its objectives ``inputs`` (default: all);
+        ``nearest``: of the one input whose predictions rank the targets best; ``calibrate``: its intervals
+        calibrated on the same rows, each left out. ``predict`` and ``sample`` write it last; one so named goes."""
         self._check_fitted()
         return add_readout(self, texts, targets, objective, inputs, seed, nearest, calibrate)
 
@@ -323,10 +322,11 @@ class RegressionLM:
 
     def calibrate(self, texts: Sequence[str], targets, seed: int | None = 0) -> Calibration:
         """Split-conformal calibration on held-out rows (``decoding.calibration``), kept as ``calibration_``
-        (and saved with the model)."""
+        (and saved with the model); an objective these rows have no value for keeps its earlier scores."""
         self._check_fitted()
         values = check_targets(targets, len(check_texts(texts)), len(self.objectives_), (), allow_nan=True)
-        self.calibration_ = calibrate(self.sample(texts, seed=seed), values)
+        fresh, names = calibrate(self.sample(texts, seed=seed), values), list(self.objectives_)
+        self.calibration_ = combine([(getattr(self, "calibration_", None), names), (fresh, names)], names)
         return self.calibration_
 
     def log_prob(self, texts: Sequence[str], targets, per_objective: bool = False) -> np.ndarray:

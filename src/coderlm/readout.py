@@ -155,19 +155,17 @@ def add_readout(rlm, texts, targets, objective: str, inputs, seed, nearest: bool
     values = check_targets(targets, len(texts), 1, ())[:, 0]
     samples = rlm.codec_.decode(rlm.sample_tokens(texts, seed=seed))
     predicted = point_estimate(samples)
-    parts: list[tuple[Calibration, list[str]]] = []
-    if getattr(rlm, "calibration_", None) is not None:
-        parts.append((rlm.calibration_, list(rlm.objectives_)))
+    earlier = getattr(rlm, "calibration_", None)
+    own: Calibration | None = None
     if calibrated:
-        parts.append((cross_calibration(samples, values, columns, objective, nearest), [objective]))
-    elif parts:
+        own = cross_calibration(samples, values, columns, objective, nearest)
+    elif earlier is not None:
         log.warning("the model's calibration does not cover readout %r: its intervals stay raw", objective)
     if nearest:
         columns = [nearest_input(predicted, values, columns)]
     readout = fit_readout(objective, predicted, values, columns)
+    before = [name if name != objective else "" for name in rlm.objectives_]  # a replaced readout's scores go
     rlm.readouts_ = [r for r in rlm.readouts_ if r.name != objective] + [readout]
     rlm.objectives_ = decoded + [r.name for r in rlm.readouts_]
-    if parts and not calibrated:  # the replaced readout's scores, if any, must go: name it apart
-        parts[0] = (parts[0][0], [n if n != objective else "" for n in parts[0][1]])
-    rlm.calibration_ = combine(parts, rlm.objectives_) if parts else None
+    rlm.calibration_ = combine([(earlier, before), (own, [objective])], rlm.objectives_)
     return readout

@@ -4,7 +4,8 @@ Samples each row of ``--data`` (rows the model has not trained on), scores how f
 intervals the measured value falls, and keeps the scores with the model (``calibration.json`` in its
 folder): from then on its intervals (``coderlm predict``, ``predict_interval``, ``coderlm evaluate``)
 are widened to cover what their level promises. Prints which levels the set can promise: too few rows
-cannot promise a high level (90% needs 9).
+cannot promise a high level (90% needs 9). An objective ``--data`` has no value for keeps the scores it
+had (a readout calibrated by ``coderlm readout --calibrate``, say).
 """
 
 from __future__ import annotations

@@ -111,14 +111,14 @@ class Calibration:
         }
 
 
-def combine(parts: list[tuple[Calibration, list[str]]], names: list[str]) -> Calibration | None:
-    """One calibration over objectives ``names`` from ``parts`` (a calibration and the objective names it was
-    made for); where two calibrate the same objective, the later wins; an objective none calibrates (or one
-    no longer in ``names``) keeps raw intervals. None if none is left."""
+def combine(parts: list[tuple[Calibration | None, list[str]]], names: list[str]) -> Calibration | None:
+    """One calibration over objectives ``names`` from ``parts`` (a calibration, or None, and the objective
+    names it was made for); where two calibrate the same objective, the later wins; an objective none
+    calibrates (or one no longer in ``names``) keeps raw intervals. None if none is left."""
     known: dict[str, tuple[bool, dict[float, np.ndarray]]] = {}
     kinds: dict[str, str] = {}
     for calibration, their_names in parts:
-        for name, entry in calibration.named(their_names).items():
+        for name, entry in (calibration.named(their_names) if calibration else {}).items():
             if name in names:
                 known[name], kinds[name] = entry, calibration.kind
     if not known:
