@@ -89,11 +89,15 @@ def test_a_model_with_a_readout_fine_tunes_from_its_decoded_objectives(two_objec
         with_readout.readouts_, with_readout.objectives_ = [], ["lines", "chars"]
 
 
+def words_file(path, seed: int):
+    """A dataset file of 12 rows with a new objective, ``words``."""
+    texts, _ = line_count_task(12, seed=seed)
+    path.write_text("".join(json.dumps({"text": t, "targets": {"words": 1 + len(t.split())}}) + "\n" for t in texts))
+    return path
+
+
 def test_cli_readout(two_objectives, tmp_path, capsys):
-    base = two_objectives.save(tmp_path / "base")
-    texts, _ = line_count_task(12, seed=5)
-    data = tmp_path / "dev.jsonl"
-    data.write_text("".join(json.dumps({"text": t, "targets": {"words": 1 + len(t.split())}}) + "\n" for t in texts))
+    base, data = two_objectives.save(tmp_path / "base"), words_file(tmp_path / "dev.jsonl", seed=5)
     out = tmp_path / "dev"
     assert main(["readout", "--model", str(base), "--data", str(data), "--out", str(out), "--inputs", "ch*"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -183,10 +187,7 @@ def test_a_calibrated_readout_keeps_its_scores_beside_the_others_through_save_an
 
 
 def test_cli_readout_calibrate(two_objectives, tmp_path, capsys):
-    base = two_objectives.save(tmp_path / "base")
-    texts, _ = line_count_task(12, seed=7)
-    data = tmp_path / "dev.jsonl"
-    data.write_text("".join(json.dumps({"text": t, "targets": {"words": 1 + len(t.split())}}) + "\n" for t in texts))
+    base, data = two_objectives.save(tmp_path / "base"), words_file(tmp_path / "dev.jsonl", seed=7)
     out = tmp_path / "dev"
     assert main(["readout", "--model", str(base), "--data", str(data), "--out", str(out), "--calibrate"]) == 0
     summary = json.loads(capsys.readouterr().out)
