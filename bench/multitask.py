@@ -145,7 +145,8 @@ def run(args: argparse.Namespace, tasks: dict, seed: int, results: list[dict]) -
     for training, names, steps in [m for m in models if m[0] in args.models.split(",")]:
         slots = args.slots if len(names) > 1 else "shared"
         rlm, train_s = train_rlm(args, tasks, names, steps, seed, slots)
-        report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "bucket": args.bucket_by_length}
+        report = {"seed": seed, "steps": steps, "slots": slots, "dim": args.dim, "layers": args.layers}
+        report["bucket"] = args.bucket_by_length
         report |= {"number_values": args.number_values, "pretokenize": args.pretokenize, "missing": args.missing}
         widths = {len(tasks[n]["objectives"]) for n in names}  # shared slots leave none empty where widths agree
         report["empty_slots"] = len(names) > 1 and (slots == "separate" or len(widths) > 1)
@@ -218,8 +219,8 @@ def column_of(row: dict) -> str:
 
 
 def print_tables(results: list[dict]) -> None:
-    """Mean over seeds (with half the spread, (max - min) / 2, where there are several) per method, training
-    RLM width and BPE vocabulary."""
+    """Mean over seeds (with half the spread, (max - min) / 2, where there are several) per method, training,
+    RLM width, encoder layers and BPE vocabulary."""
     columns = list(dict.fromkeys(column_of(r) for r in results))  # in the order the runs wrote them
 
     def key(r: dict) -> tuple:
@@ -232,13 +233,13 @@ def print_tables(results: list[dict]) -> None:
         training += " (empty slots: nan)" if r.get("missing") == "special" and empty else ""
         training += f" (task weights {r['task_weights']})" if r.get("task_weights") else ""
         training += f" ({r['pretokenize']})" if r.get("pretokenize", "lines") != "lines" else ""
-        return r["method"], training, r.get("dim", "-"), r.get("vocab", "-")
+        return r["method"], training, r.get("dim", "-"), r.get("layers", "-"), r.get("vocab", "-")
 
     table = []
-    for method, training, dim, vocab in sorted(
+    for method, training, dim, layers, vocab in sorted(
         {key(r) for r in results}, key=lambda k: (k[0] != "rlm", k[1], str(k[2:]))
     ):
-        mine = [r for r in results if key(r) == (method, training, dim, vocab)]
+        mine = [r for r in results if key(r) == (method, training, dim, layers, vocab)]
         cells, counts = {}, set()  # seeds per column: tasks run in separate processes may have different counts
         for column in columns:
             values = [r["spearman"] for r in mine if column_of(r) == column]
@@ -246,7 +247,8 @@ def print_tables(results: list[dict]) -> None:
             cells[column] = f"{np.mean(values):.3f}{spread}" if values else "-"
             counts |= {len(values)} if values else set()
         seeds = "-".join(str(n) for n in sorted({min(counts), max(counts)}))
-        row = {"method": method, "training": training, "width": dim, "vocab": vocab, "seeds": seeds} | cells
+        row = {"method": method, "training": training, "width": dim, "layers": layers, "vocab": vocab, "seeds": seeds}
+        row |= cells
         row["train s"] = f"{np.mean([r['train_s'] for r in mine]):.0f}"
         table.append(row)
     print(markdown_table(table))
@@ -345,6 +347,7 @@ def main() -> None:
             options = report.get("options", {})
             # runs before --multi-vocab-size: every RLM learned --vocab-size
             known = {"dim": int(options["dim"]), "vocab": int(options["vocab_size"])} if options else {}
+            known |= {"layers": int(options["layers"])} if "layers" in options else {}
             scores = [r for r in report["results"] if "spearman" in r]  # not --tokens rows
             results += [known | r if r["method"] == "rlm" else r for r in scores]
         print_tables(results)
