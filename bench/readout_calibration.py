@@ -62,12 +62,13 @@ def one_draw(samples: np.ndarray, truth: np.ndarray, columns: list[int], level: 
     order = np.random.default_rng(seed).permutation(len(truth))
     shots, more, test = order[:20], order[20:120], order[120:]
     predicted = point_estimate(samples)
-    fit = lambda rows: fit_readout("new", predicted[rows], truth[rows], columns)  # noqa: E731
+    readouts = {}  # per fitted set (the 20, or the 30): the readout and its test networks read out
+    for fitted in (shots, order[:30]):
+        readout = fit_readout("new", predicted[fitted], truth[fitted], columns)
+        readouts[len(fitted)] = (fitted, readout, readout.apply(samples[test]))
     out = {}
     for method in METHODS:
-        fitted = shots if method != "cross (all 30)" else order[:30]
-        readout = fit(fitted)
-        read = readout.apply(samples[test])
+        fitted, readout, read = readouts[30 if method == "cross (all 30)" else 20]
         calibration = None
         if method.startswith("split"):
             extra = more[:10] if "10 more" in method else more
